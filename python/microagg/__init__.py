@@ -1,0 +1,40 @@
+"""microagg: fast k-anonymous microaggregation.
+
+Partition numerical records into groups of at least ``k`` and publish group centroids,
+so that every record hides among at least k-1 others while losing as little information
+as possible. The algorithms run in a Rust core (single-threaded "fair" mode or parallel,
+float32 or float64) with the GIL released.
+
+>>> import numpy as np, microagg as ma
+>>> X = np.random.default_rng(0).normal(size=(1000, 3))
+>>> res = ma.microaggregate(X, k=5)
+>>> bool(res.group_sizes.min() >= 5)
+True
+"""
+
+from . import datasets
+from ._api import (
+    METHODS,
+    MicroaggregationResult,
+    information_loss,
+    is_k_anonymous,
+    microaggregate,
+    sse,
+)
+from ._core import Progress, __version__
+from ._estimator import MicroAggregator
+from ._pandas import anonymize
+
+__all__ = [
+    "METHODS",
+    "MicroAggregator",
+    "MicroaggregationResult",
+    "Progress",
+    "__version__",
+    "anonymize",
+    "datasets",
+    "information_loss",
+    "is_k_anonymous",
+    "microaggregate",
+    "sse",
+]

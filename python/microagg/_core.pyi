@@ -1,0 +1,34 @@
+"""Type stubs of the Rust extension module ``microagg._core`` (keep in step with src/python/mod.rs)."""
+
+from typing import Any, Optional, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+METHODS: tuple[str, ...]
+
+_Data = Union[npt.NDArray[np.float64], npt.NDArray[np.float32]]
+
+class Progress:
+    """Counter of assigned records, readable while a run is in progress."""
+
+    def __init__(self) -> None: ...
+    @property
+    def assigned(self) -> int: ...
+
+def microaggregate_array(
+    x: _Data,
+    k: int,
+    method: str,
+    *,
+    standardize: bool,
+    single_precision: bool,
+    n_jobs: int,
+    params: Optional[dict[str, Any]] = None,
+    progress: Optional[Progress] = None,
+) -> tuple[npt.NDArray[np.int64], int, npt.NDArray[np.float64], float, float]: ...
+def evaluate_labels(
+    x: _Data, labels: npt.NDArray[np.int64], *, standardize: bool
+) -> tuple[npt.NDArray[np.float64], float, float]: ...
+def method_parameters(method: str) -> tuple[str, ...]: ...

@@ -1,0 +1,112 @@
+"""Coercion and validation of user arguments before they reach the Rust core.
+
+The core accepts 2-D float32/float64 arrays only; everything a user may pass (lists,
+integer or boolean arrays, Fortran-ordered or strided views, pandas DataFrames,
+big-endian data) is turned into one of those here, without a copy when the input
+already is one. Every bad input raises a ``TypeError`` or ``ValueError`` that names it.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Optional, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.floating[Any]]
+
+
+def as_data_matrix(X: Any, dtype: Any = None, *, name: str = "X") -> Tuple[FloatArray, bool]:
+    """Return ``(array, single_precision)`` for a 2-D array-like of real numbers.
+
+    ``dtype=None`` computes in float64 unless the input already is float32;
+    ``"float32"``/``"float64"`` (or the NumPy types) force the working precision.
+    """
+    if hasattr(X, "dtypes") and hasattr(X, "to_numpy"):  # pandas DataFrame
+        bad = [str(c) for c, t in X.dtypes.items() if np.dtype(t).kind not in "biuf"]
+        if bad:
+            raise TypeError(
+                f"{name} has non-numeric columns: {', '.join(bad)}; select numeric columns "
+                "or use microagg.anonymize(df, columns=[...])"
+            )
+        X = X.to_numpy()
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and other unconvertible objects
+        raise TypeError(f"{name} must be a 2-D array-like of real numbers: {exc}") from None
+    if arr.dtype.kind == "O":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must contain real numbers only (got Python objects)") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must contain real numbers, got an array of dtype {arr.dtype}")
+    if arr.ndim != 2:
+        hint = " (use X.reshape(-1, 1) for a single attribute)" if arr.ndim == 1 else ""
+        raise ValueError(
+            f"{name} must be 2-D (n_records, n_attributes), got {arr.ndim}-D with shape "
+            f"{arr.shape}{hint}"
+        )
+    single = _single_precision(dtype, arr.dtype)
+    if arr.dtype not in (np.dtype(np.float32), np.dtype(np.float64)) or not arr.dtype.isnative:
+        arr = arr.astype(np.float32 if arr.dtype == np.float32 else np.float64)
+    return arr, single
+
+
+def _single_precision(dtype: Any, data_dtype: np.dtype[Any]) -> bool:
+    if dtype is None:
+        return bool(data_dtype == np.float32)
+    try:
+        want = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be None, 'float32' or 'float64', got {dtype!r}") from None
+    if want == np.float32:
+        return True
+    if want == np.float64:
+        return False
+    raise ValueError(f"dtype must be None, 'float32' or 'float64', got {dtype!r}")
+
+
+def check_int(value: Any, name: str, *, minimum: Optional[int] = None) -> int:
+    """An integer (Python or NumPy, not bool) at least ``minimum``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """A Python or NumPy bool."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def check_str(value: Any, name: str) -> str:
+    """A string."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {type(value).__name__} {value!r}")
+    return value
+
+
+def normalize_params(params: dict[str, Any]) -> dict[str, Any]:
+    """NumPy scalars to Python ones, so the core sees bool/int/float."""
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        out[key] = value.item() if isinstance(value, np.generic) else value
+    return out
+
+
+def as_labels(labels: Any, n_records: int) -> npt.NDArray[np.int64]:
+    """A 1-D integer label array of length ``n_records``."""
+    arr = np.asarray(labels)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"labels must be integers, got dtype {arr.dtype}")
+    if arr.ndim != 1 or arr.shape[0] != n_records:
+        raise ValueError(f"labels must be 1-D with one label per record ({n_records}), got shape {arr.shape}")
+    if arr.size and arr.min() < 0:
+        raise ValueError("labels must be non-negative")
+    return np.ascontiguousarray(arr, dtype=np.int64)

@@ -1,0 +1,227 @@
+//! MDAV-generic (papers/f-mdav-fast-mdav.txt Alg. 1; DESIGN §4), implemented the F-MDAV way
+//! with each of the paper's five strategies switchable (§3.1–3.5; the fifth, single
+//! precision, is the choice of `T`).
+//!
+//! While ≥ 3k records remain: C = centroid of the remaining records; P = the remaining
+//! record farthest from C; P's group = P + its k−1 nearest remaining records; Q = the
+//! remaining record farthest from P; Q's group likewise. Then with 2k..3k−1 left, one group
+//! around the record farthest from their centroid, the rest (k..2k−1) as the last group;
+//! with k..2k−1 left, one group. Squared Euclidean distance, ties to the lowest original
+//! index, the seed always in its own group. Groups have k records except the last (≤ 2k−1).
+//!
+//! Cost: n/(2k) rounds of at most three passes over the remaining records, O(n²·d/k) time,
+//! O(n·d) memory.
+
+use super::remaining::Remaining;
+use crate::dataset::WorkingSet;
+use crate::float::Float;
+use crate::kernels::{Metric, Selection};
+use crate::parallel::Exec;
+use crate::partition::Partition;
+use crate::progress::Progress;
+
+/// F-MDAV's computational strategies (§3.1–3.4). All `true` is F-MDAV; all `false` (with
+/// f64) is the paper's "traditional MDAV". Every combination gives the same partition on
+/// data without distance ties.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MdavOptions {
+    /// §3.1: compare ½‖x‖² − ⟨x, r⟩ (precomputed norms) instead of ‖x − r‖².
+    pub algebraic_distance: bool,
+    /// §3.2: find Q with the distances to P already computed for P's group.
+    pub distance_reuse: bool,
+    /// §3.3: partial selection of the k−1 nearest instead of a full sort.
+    pub partial_sort: bool,
+    /// §3.4: centroid of the remaining records from a running sum.
+    pub centroid_by_subtraction: bool,
+}
+
+impl Default for MdavOptions {
+    fn default() -> Self {
+        MdavOptions {
+            algebraic_distance: true,
+            distance_reuse: true,
+            partial_sort: true,
+            centroid_by_subtraction: true,
+        }
+    }
+}
+
+impl MdavOptions {
+    /// The traditional MDAV of the paper's experiments (every strategy off).
+    pub const TRADITIONAL: MdavOptions = MdavOptions {
+        algebraic_distance: false,
+        distance_reuse: false,
+        partial_sort: false,
+        centroid_by_subtraction: false,
+    };
+
+    fn metric(self) -> Metric {
+        if self.algebraic_distance {
+            Metric::Algebraic
+        } else {
+            Metric::Direct
+        }
+    }
+
+    fn selection(self) -> Selection {
+        if self.partial_sort {
+            Selection::Partial
+        } else {
+            Selection::FullSort
+        }
+    }
+}
+
+/// Runs MDAV on a working set (`1 ≤ k ≤ n`, checked by the caller).
+pub fn mdav<T: Float>(
+    ws: WorkingSet<T>,
+    k: usize,
+    opts: MdavOptions,
+    exec: Exec,
+    progress: &Progress,
+) -> Partition {
+    let (metric, selection) = (opts.metric(), opts.selection());
+    let mut rest = Remaining::new(ws, exec, progress);
+    // One group around the record farthest from the centroid of the remaining records.
+    // Two records are always equidistant from their centroid (k = 1 end game): that exact
+    // tie goes to the lower id instead of to rounding noise.
+    let group_around_extreme = |rest: &mut Remaining<T>| {
+        let c = rest.centroid(opts.centroid_by_subtraction);
+        let p = if rest.len() == 2 {
+            rest.lowest_id_position()
+        } else {
+            rest.score_and_farthest(&c, metric).pos
+        };
+        let p_row = rest.row(p);
+        rest.score_and_farthest(&p_row, metric);
+        rest.take_group(p, k, selection);
+        p_row
+    };
+    while rest.len() >= 3 * k {
+        let p_row = group_around_extreme(&mut rest);
+        let q = if opts.distance_reuse {
+            rest.farthest_by_kept_scores().pos
+        } else {
+            rest.score_and_farthest(&p_row, metric).pos
+        };
+        let q_row = rest.row(q);
+        rest.score_and_farthest(&q_row, metric);
+        rest.take_group(q, k, selection);
+    }
+    if rest.len() >= 2 * k {
+        group_around_extreme(&mut rest);
+    }
+    if !rest.is_empty() {
+        rest.take_rest();
+    }
+    rest.into_partition()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::Scaling;
+    use ndarray::{Array2, array};
+    use proptest::prelude::*;
+
+    fn run(x: &Array2<f64>, k: usize, opts: MdavOptions) -> Partition {
+        let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
+        mdav(ws, k, opts, Exec::SEQUENTIAL, &Progress::new())
+    }
+
+    const ALL_MODES: [MdavOptions; 5] = [
+        MdavOptions::TRADITIONAL,
+        MdavOptions {
+            algebraic_distance: true,
+            ..MdavOptions::TRADITIONAL
+        },
+        MdavOptions {
+            distance_reuse: true,
+            ..MdavOptions::TRADITIONAL
+        },
+        MdavOptions {
+            partial_sort: true,
+            ..MdavOptions::TRADITIONAL
+        },
+        MdavOptions {
+            centroid_by_subtraction: true,
+            ..MdavOptions::TRADITIONAL
+        },
+    ];
+
+    #[test]
+    fn hand_checked_line() {
+        // 1-D points 0,1,2 | 10,11,12 | 20,21,22, k = 3. C = 11; P = farthest = 0 (tie with
+        // 22 broken by... distance 11 both: lowest id 0); group {0,1,2}; Q = 22 -> {20,21,22};
+        // 3 left = k..2k-1 -> last group.
+        let x = array![
+            [0.0],
+            [1.0],
+            [2.0],
+            [10.0],
+            [11.0],
+            [12.0],
+            [20.0],
+            [21.0],
+            [22.0]
+        ];
+        let p = run(&x, 3, MdavOptions::default());
+        assert_eq!(p.labels(), &[0, 0, 0, 2, 2, 2, 1, 1, 1]);
+    }
+
+    #[test]
+    fn end_game_two_to_three_k() {
+        // 5 records, k = 2: 2k <= 5 < 3k -> one group of 2 around the extreme, then 3.
+        let x = array![[0.0], [1.0], [5.0], [6.0], [100.0]];
+        let p = run(&x, 2, MdavOptions::default());
+        assert_eq!(p.labels(), &[1, 1, 1, 0, 0]);
+        assert_eq!(p.group_sizes(), vec![2, 3]);
+    }
+
+    #[test]
+    fn seed_stays_in_its_group_with_duplicates() {
+        let x = array![[0.0], [0.0], [0.0], [0.0], [9.0], [9.0], [9.0]];
+        let p = run(&x, 3, MdavOptions::default());
+        p.check(3, Some(5)).unwrap();
+        assert_eq!(p.labels(), &[1, 1, 1, 1, 0, 0, 0]);
+    }
+
+    #[test]
+    fn k_one_and_k_n() {
+        let x = array![[0.0, 1.0], [3.0, 1.0], [7.0, 2.0]];
+        assert_eq!(run(&x, 1, MdavOptions::default()).n_groups(), 3);
+        assert_eq!(run(&x, 3, MdavOptions::default()).labels(), &[0, 0, 0]);
+    }
+
+    fn gaussian(n: usize, d: usize, seed: u64) -> Array2<f64> {
+        // xorshift + Box-Muller: tie-free continuous data without a rand dependency.
+        let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
+        let mut uniform = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        };
+        Array2::from_shape_fn((n, d), |_| {
+            (-2.0 * uniform().ln()).sqrt() * (2.0 * std::f64::consts::PI * uniform()).cos()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+        #[test]
+        fn invariants_and_every_mode_agrees(n in 1usize..300, d in 1usize..6, k in 1usize..12, seed: u64) {
+            let k = k.min(n);
+            let x = gaussian(n, d, seed);
+            let reference = run(&x, k, MdavOptions::default());
+            reference.check(k, Some((2 * k - 1).max(k))).unwrap();
+            for opts in ALL_MODES {
+                let got = run(&x, k, opts);
+                prop_assert_eq!(got.labels(), reference.labels());
+            }
+            let ws = WorkingSet::<f32>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
+            mdav(ws, k, MdavOptions::default(), Exec::SEQUENTIAL, &Progress::new())
+                .check(k, Some((2 * k - 1).max(k))).unwrap();
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! The microaggregation algorithms, one family per file (DESIGN §4).
+
+pub mod mdav;
+pub mod remaining;

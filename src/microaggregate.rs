@@ -1,0 +1,77 @@
+//! The one entry point the bindings and Rust users call: validate, build the working copy,
+//! run the chosen method on the requested threads, evaluate the result.
+
+use crate::algorithms::mdav::mdav;
+use crate::dataset::{Scaling, WorkingSet, validate, validate_k};
+use crate::error::Result;
+use crate::float::Float;
+use crate::method::Method;
+use crate::parallel::Parallelism;
+use crate::partition::{Evaluation, Partition};
+use crate::progress::Progress;
+use ndarray::ArrayView2;
+
+/// Settings shared by every method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// z-score every attribute (population std) before partitioning; SSE/SST/IL are then
+    /// measured on the standardized data (DESIGN §1).
+    pub standardize: bool,
+    /// Threads to use; every setting gives the same partition.
+    pub parallelism: Parallelism,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            standardize: true,
+            parallelism: Parallelism::Sequential,
+        }
+    }
+}
+
+/// A k-anonymous partition and its quality.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The groups.
+    pub partition: Partition,
+    /// Centroids (caller's units), SSE, SST.
+    pub evaluation: Evaluation,
+}
+
+/// Microaggregates `x` (n records × d attributes, any memory layout) into groups of at least
+/// `k` records, computing in precision `T` (f32 = F-MDAV §3.5) whatever the input type `S`.
+/// `progress` counts assigned records for callers that poll it from another thread.
+pub fn microaggregate<S: Float, T: Float>(
+    x: ArrayView2<S>,
+    k: usize,
+    method: &Method,
+    options: &Options,
+    progress: &Progress,
+) -> Result<Outcome> {
+    validate(x)?;
+    validate_k(k, x.nrows())?;
+    let scaling = Scaling::fit(x, options.standardize);
+    let ws = WorkingSet::<T>::new(x, &scaling)?;
+    progress.reset();
+    let partition = options.parallelism.install(|exec| match *method {
+        Method::Mdav(opts) => mdav(ws, k, opts, exec, progress),
+    })?;
+    debug_assert!(partition.check(k, method.max_group_size(k)).is_ok());
+    let evaluation = Evaluation::new(x, &partition, &scaling)?;
+    Ok(Outcome {
+        partition,
+        evaluation,
+    })
+}
+
+/// SSE, SST and centroids of `x` grouped by `labels` (for `information_loss(X, labels)`).
+pub fn evaluate<S: Float>(
+    x: ArrayView2<S>,
+    labels: Vec<u32>,
+    standardize: bool,
+) -> Result<Evaluation> {
+    validate(x)?;
+    let partition = Partition::from_labels(labels)?;
+    Evaluation::new(x, &partition, &Scaling::fit(x, standardize))
+}

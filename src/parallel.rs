@@ -1,0 +1,154 @@
+//! Thread control: the sequential "fair" mode the papers measure, or a local rayon pool.
+//!
+//! Kernels split their work into chunks of a fixed size ([`CHUNK`]) whatever the thread
+//! count, and combine chunk results with exact, order-independent reductions (argmax with
+//! ties to the lowest id, top-k on a total key order), so every thread count gives the same
+//! partition. Below [`PARALLEL_MIN`] records a pass stays on the calling thread: spawning
+//! costs more than it saves there.
+
+use crate::error::{Error, Result};
+use rayon::prelude::*;
+use std::num::NonZeroUsize;
+
+/// Records per parallel chunk.
+pub const CHUNK: usize = 1 << 14;
+/// Passes over fewer records than this run sequentially.
+pub const PARALLEL_MIN: usize = 1 << 16;
+
+/// How many threads a call may use (`n_jobs` in the Python API).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Parallelism {
+    /// One thread, no pool: the fair mode for comparisons with the papers.
+    #[default]
+    Sequential,
+    /// A rayon pool of this many threads, built for the call and dropped after it.
+    Threads(NonZeroUsize),
+}
+
+impl Parallelism {
+    /// scikit-learn's `n_jobs` convention: 1 = sequential, n > 1 = n threads, -1 = all cores,
+    /// -2 = all but one, and so on. 0 and values below -(cores) are errors.
+    pub fn from_n_jobs(n_jobs: i64) -> Result<Self> {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as i64;
+        let threads = if n_jobs < 0 {
+            cores + 1 + n_jobs
+        } else {
+            n_jobs
+        };
+        if n_jobs == 0 || threads < 1 {
+            return Err(Error::InvalidParameter {
+                name: "n_jobs".into(),
+                reason: format!(
+                    "must be a positive thread count or a negative count from the number of \
+                     cores (-1 = all {cores}), got {n_jobs}"
+                ),
+            });
+        }
+        Ok(match NonZeroUsize::new(threads as usize) {
+            Some(t) if t.get() > 1 => Parallelism::Threads(t),
+            _ => Parallelism::Sequential,
+        })
+    }
+
+    /// Runs `f` on this many threads and hands it the matching [`Exec`].
+    pub fn install<R: Send>(self, f: impl FnOnce(Exec) -> R + Send) -> Result<R> {
+        match self {
+            Parallelism::Sequential => Ok(f(Exec { parallel: false })),
+            Parallelism::Threads(t) => {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(t.get())
+                    .build()
+                    .map_err(|e| Error::InvalidParameter {
+                        name: "n_jobs".into(),
+                        reason: format!("cannot start {t} threads: {e}"),
+                    })?;
+                Ok(pool.install(|| f(Exec { parallel: true })))
+            }
+        }
+    }
+}
+
+/// What a kernel may use while it runs: the current rayon pool, or only this thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exec {
+    parallel: bool,
+}
+
+impl Exec {
+    /// The sequential context (for tests and single-threaded callers).
+    pub const SEQUENTIAL: Exec = Exec { parallel: false };
+
+    fn splits(self, len: usize) -> bool {
+        self.parallel && len >= PARALLEL_MIN
+    }
+
+    /// Applies `f(offset, chunk)` to chunks of `out` and reduces the results. `None` if empty.
+    pub fn map_chunks_mut<T: Send, R: Send>(
+        self,
+        out: &mut [T],
+        f: impl Fn(usize, &mut [T]) -> R + Sync,
+        reduce: impl Fn(R, R) -> R + Sync + Send,
+    ) -> Option<R> {
+        if out.is_empty() {
+            None
+        } else if self.splits(out.len()) {
+            out.par_chunks_mut(CHUNK)
+                .enumerate()
+                .map(|(i, c)| f(i * CHUNK, c))
+                .reduce_with(reduce)
+        } else {
+            Some(f(0, out))
+        }
+    }
+
+    /// Applies `f(offset, chunk)` to chunks of `values` and reduces the results.
+    pub fn map_chunks<T: Sync, R: Send>(
+        self,
+        values: &[T],
+        f: impl Fn(usize, &[T]) -> R + Sync,
+        reduce: impl Fn(R, R) -> R + Sync + Send,
+    ) -> Option<R> {
+        if values.is_empty() {
+            None
+        } else if self.splits(values.len()) {
+            values
+                .par_chunks(CHUNK)
+                .enumerate()
+                .map(|(i, c)| f(i * CHUNK, c))
+                .reduce_with(reduce)
+        } else {
+            Some(f(0, values))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn n_jobs_convention() {
+        assert_eq!(
+            Parallelism::from_n_jobs(1).unwrap(),
+            Parallelism::Sequential
+        );
+        assert_eq!(
+            Parallelism::from_n_jobs(3).unwrap(),
+            Parallelism::Threads(NonZeroUsize::new(3).unwrap())
+        );
+        assert!(Parallelism::from_n_jobs(0).is_err());
+        assert!(Parallelism::from_n_jobs(-100_000).is_err());
+        assert!(Parallelism::from_n_jobs(-1).is_ok());
+    }
+
+    #[test]
+    fn chunked_reduction_matches_sequential() {
+        let v: Vec<u64> = (0..200_000).collect();
+        let seq = Exec::SEQUENTIAL.map_chunks(&v, |_, c| c.iter().sum::<u64>(), |a, b| a + b);
+        let par = Parallelism::from_n_jobs(2)
+            .unwrap()
+            .install(|e| e.map_chunks(&v, |_, c| c.iter().sum::<u64>(), |a, b| a + b))
+            .unwrap();
+        assert_eq!(seq, par);
+    }
+}

@@ -1,0 +1,168 @@
+//! The result every algorithm returns: a partition of the records into groups, and the
+//! quality measures of DESIGN §1 (SSE, SST, information loss) in the standardized units.
+
+use crate::dataset::Scaling;
+use crate::error::{Error, Result};
+use crate::float::Float;
+use ndarray::{Array2, ArrayView2};
+
+/// Group label of each record (original order); labels are `0..n_groups`, in order of
+/// creation by the algorithm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    labels: Vec<u32>,
+    n_groups: usize,
+}
+
+impl Partition {
+    /// Wraps labels that must cover `0..n_groups` (checked).
+    pub fn from_labels(labels: Vec<u32>) -> Result<Self> {
+        let n_groups = labels.iter().map(|&l| l as usize + 1).max().unwrap_or(0);
+        let p = Partition { labels, n_groups };
+        if p.group_sizes().contains(&0) {
+            return Err(Error::InvalidLabels(format!(
+                "labels must be 0..n_groups-1 with every group used; {} groups are empty",
+                p.group_sizes().iter().filter(|&&s| s == 0).count()
+            )));
+        }
+        Ok(p)
+    }
+
+    /// Builds from labels known to be valid (used by the algorithms).
+    pub(crate) fn new_unchecked(labels: Vec<u32>, n_groups: usize) -> Self {
+        Partition { labels, n_groups }
+    }
+
+    /// The group of each record.
+    pub fn labels(&self) -> &[u32] {
+        &self.labels
+    }
+
+    /// Number of groups.
+    pub fn n_groups(&self) -> usize {
+        self.n_groups
+    }
+
+    /// Records per group.
+    pub fn group_sizes(&self) -> Vec<usize> {
+        let mut sizes = vec![0usize; self.n_groups];
+        for &l in &self.labels {
+            sizes[l as usize] += 1;
+        }
+        sizes
+    }
+
+    /// The invariants every algorithm's output must satisfy (DESIGN §3): every group has at
+    /// least `k` records and, where the algorithm promises it, at most `max_size`.
+    pub fn check(&self, k: usize, max_size: Option<usize>) -> Result<()> {
+        for (g, &s) in self.group_sizes().iter().enumerate() {
+            if s < k || max_size.is_some_and(|m| s > m) {
+                return Err(Error::InvalidLabels(format!(
+                    "group {g} has {s} records; allowed {k}..={}",
+                    max_size.map_or("n".to_string(), |m| m.to_string())
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Quality of a partition of some data: centroids in the caller's units, and SSE / SST in
+/// the (standardized, if asked) units the algorithms work in.
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    /// Group means in the caller's units, `(n_groups, d)`.
+    pub centroids: Array2<f64>,
+    /// Within-group sum of squares.
+    pub sse: f64,
+    /// Total sum of squares around the overall mean.
+    pub sst: f64,
+}
+
+impl Evaluation {
+    /// Computes centroids (f64, two passes), SSE and SST of `x` grouped by `partition`.
+    pub fn new<T: Float>(
+        x: ArrayView2<T>,
+        partition: &Partition,
+        scaling: &Scaling,
+    ) -> Result<Self> {
+        let (n, d) = x.dim();
+        if partition.labels.len() != n {
+            return Err(Error::InvalidLabels(format!(
+                "{} labels for {n} records",
+                partition.labels.len()
+            )));
+        }
+        let sizes = partition.group_sizes();
+        let mut centroids = Array2::<f64>::zeros((partition.n_groups, d));
+        for (row, &l) in x.rows().into_iter().zip(&partition.labels) {
+            for (c, v) in centroids.row_mut(l as usize).iter_mut().zip(row) {
+                *c += v.as_f64();
+            }
+        }
+        for (mut c, &s) in centroids.rows_mut().into_iter().zip(&sizes) {
+            c /= s as f64;
+        }
+        let (mut sse, mut sst) = (0.0, 0.0);
+        for (row, &l) in x.rows().into_iter().zip(&partition.labels) {
+            for (j, (v, c)) in row.iter().zip(centroids.row(l as usize)).enumerate() {
+                let v = v.as_f64();
+                sse += ((v - c) / scaling.scale[j]).powi(2);
+                sst += scaling.apply(j, v).powi(2);
+            }
+        }
+        Ok(Evaluation {
+            centroids,
+            sse,
+            sst,
+        })
+    }
+
+    /// SSE / SST in [0, 1]; 0 when every record is identical (SST = 0).
+    pub fn information_loss(&self) -> f64 {
+        if self.sst > 0.0 {
+            (self.sse / self.sst).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn evaluates_hand_computed_example() {
+        let x = array![[0.0, 0.0], [2.0, 0.0], [10.0, 4.0], [12.0, 4.0]];
+        let p = Partition::from_labels(vec![0, 0, 1, 1]).unwrap();
+        let s = Scaling::fit(x.view(), false);
+        let e = Evaluation::new(x.view(), &p, &s).unwrap();
+        assert_eq!(e.centroids, array![[1.0, 0.0], [11.0, 4.0]]);
+        assert_eq!(e.sse, 4.0);
+        assert_eq!(e.sst, 4.0 * 25.0 + 4.0 * 1.0 + 4.0 * 4.0);
+        assert!((e.information_loss() - 4.0 / 120.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn checks_group_sizes() {
+        let p = Partition::from_labels(vec![0, 1, 0, 1, 1]).unwrap();
+        assert_eq!(p.group_sizes(), vec![2, 3]);
+        assert!(p.check(2, Some(3)).is_ok());
+        assert!(p.check(3, None).is_err());
+        assert!(p.check(2, Some(2)).is_err());
+        assert!(Partition::from_labels(vec![0, 2]).is_err());
+    }
+
+    #[test]
+    fn single_group_loses_everything_and_constant_data_nothing() {
+        let x = array![[1.0], [2.0], [4.0]];
+        let p = Partition::from_labels(vec![0, 0, 0]).unwrap();
+        let e = Evaluation::new(x.view(), &p, &Scaling::fit(x.view(), true)).unwrap();
+        assert!((e.information_loss() - 1.0).abs() < 1e-12);
+        let c = array![[5.0], [5.0], [5.0]];
+        let e = Evaluation::new(c.view(), &p, &Scaling::fit(c.view(), true)).unwrap();
+        assert_eq!(e.information_loss(), 0.0);
+    }
+}

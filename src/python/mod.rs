@@ -1,0 +1,200 @@
+//! PyO3 bindings (feature `python`): the `microagg._core` extension module.
+//!
+//! Thin by design: arrays are borrowed without copies (`as_array()` reads any strides), the
+//! GIL is released while the core runs, and every [`Error`] becomes a precise Python
+//! exception. Argument coercion (lists, pandas, integer dtypes) is done by the Python layer
+//! in `python/microagg/_api.py`; this module accepts 2-D float32/float64 arrays only.
+
+use crate::error::Error;
+use crate::float::Float;
+use crate::method::{METHODS, Method, ParamValue};
+use crate::microaggregate::{Options, Outcome, evaluate, microaggregate};
+use crate::parallel::Parallelism;
+use crate::partition::Evaluation;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyTuple};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+fn to_py_err(e: Error) -> PyErr {
+    match e {
+        Error::ParameterType { .. } => PyTypeError::new_err(e.to_string()),
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// Runs core work without the GIL; a panic (a bug) becomes a RuntimeError, never an abort.
+fn run_detached<R: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<R, Error> + Send,
+) -> PyResult<R> {
+    py.detach(|| catch_unwind(AssertUnwindSafe(f)))
+        .map_err(|_| PyRuntimeError::new_err("internal error in microagg (please report it)"))?
+        .map_err(to_py_err)
+}
+
+/// A 2-D float array in either precision.
+#[derive(FromPyObject)]
+enum Data<'py> {
+    F64(PyReadonlyArray2<'py, f64>),
+    F32(PyReadonlyArray2<'py, f32>),
+}
+
+/// Counter of assigned records, readable while `microaggregate` runs in another thread.
+#[pyclass(frozen, module = "microagg._core")]
+struct Progress {
+    inner: Arc<crate::progress::Progress>,
+}
+
+#[pymethods]
+impl Progress {
+    #[new]
+    fn new() -> Self {
+        Progress {
+            inner: Arc::new(crate::progress::Progress::new()),
+        }
+    }
+
+    /// Records assigned to groups so far.
+    #[getter]
+    fn assigned(&self) -> usize {
+        self.inner.get()
+    }
+}
+
+fn parse_params(params: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, ParamValue)>> {
+    let Some(params) = params else {
+        return Ok(Vec::new());
+    };
+    params
+        .iter()
+        .map(|(key, value)| {
+            let key: String = key.extract()?;
+            let v = if value.is_instance_of::<PyBool>() {
+                ParamValue::Bool(value.extract()?)
+            } else if value.is_instance_of::<PyInt>() {
+                ParamValue::Int(value.extract().map_err(|_| {
+                    PyValueError::new_err(format!("parameter {key:?} is out of range"))
+                })?)
+            } else if value.is_instance_of::<PyFloat>() {
+                ParamValue::Float(value.extract()?)
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "parameter {key:?} must be a bool, int or float, got {}",
+                    value.get_type().name()?
+                )));
+            };
+            Ok((key, v))
+        })
+        .collect()
+}
+
+fn run_typed<S: Float + numpy::Element, T: Float>(
+    py: Python<'_>,
+    x: &PyReadonlyArray2<'_, S>,
+    k: usize,
+    method: &Method,
+    options: &Options,
+    progress: &crate::progress::Progress,
+) -> PyResult<Outcome> {
+    let view = x.as_array();
+    run_detached(py, || {
+        microaggregate::<S, T>(view, k, method, options, progress)
+    })
+}
+
+type Evaluated<'py> = (Bound<'py, PyArray2<f64>>, f64, f64);
+
+fn evaluation_to_py(py: Python<'_>, e: Evaluation) -> Evaluated<'_> {
+    (e.centroids.into_pyarray(py), e.sse, e.sst)
+}
+
+/// Microaggregates `x`; returns `(labels, n_groups, centroids, sse, sst)`.
+#[pyfunction]
+#[pyo3(signature = (x, k, method, *, standardize, single_precision, n_jobs, params=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn microaggregate_array<'py>(
+    py: Python<'py>,
+    x: Data<'py>,
+    k: usize,
+    method: &str,
+    standardize: bool,
+    single_precision: bool,
+    n_jobs: i64,
+    params: Option<&Bound<'py, PyDict>>,
+    progress: Option<&Bound<'py, Progress>>,
+) -> PyResult<(
+    Bound<'py, PyArray1<i64>>,
+    usize,
+    Bound<'py, PyArray2<f64>>,
+    f64,
+    f64,
+)> {
+    let method = Method::parse(method, &parse_params(params)?).map_err(to_py_err)?;
+    let options = Options {
+        standardize,
+        parallelism: Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?,
+    };
+    let counter = progress.map_or_else(
+        || Arc::new(crate::progress::Progress::new()),
+        |p| p.get().inner.clone(),
+    );
+    let out = match (&x, single_precision) {
+        (Data::F64(a), false) => run_typed::<f64, f64>(py, a, k, &method, &options, &counter),
+        (Data::F64(a), true) => run_typed::<f64, f32>(py, a, k, &method, &options, &counter),
+        (Data::F32(a), false) => run_typed::<f32, f64>(py, a, k, &method, &options, &counter),
+        (Data::F32(a), true) => run_typed::<f32, f32>(py, a, k, &method, &options, &counter),
+    }?;
+    let labels: Vec<i64> = out.partition.labels().iter().map(|&l| l as i64).collect();
+    let n_groups = out.partition.n_groups();
+    let (centroids, sse, sst) = evaluation_to_py(py, out.evaluation);
+    Ok((labels.into_pyarray(py), n_groups, centroids, sse, sst))
+}
+
+/// Centroids, SSE and SST of `x` grouped by `labels` (0..g−1, every group used).
+#[pyfunction]
+#[pyo3(signature = (x, labels, *, standardize))]
+fn evaluate_labels<'py>(
+    py: Python<'py>,
+    x: Data<'py>,
+    labels: PyReadonlyArray1<'py, i64>,
+    standardize: bool,
+) -> PyResult<Evaluated<'py>> {
+    let labels: Vec<u32> = labels
+        .as_array()
+        .iter()
+        .map(|&l| u32::try_from(l))
+        .collect::<Result<_, _>>()
+        .map_err(|_| PyValueError::new_err("labels must be integers in 0..n_groups-1"))?;
+    let e = match &x {
+        Data::F64(a) => {
+            let v = a.as_array();
+            run_detached(py, || evaluate(v, labels, standardize))
+        }
+        Data::F32(a) => {
+            let v = a.as_array();
+            run_detached(py, || evaluate(v, labels, standardize))
+        }
+    }?;
+    Ok(evaluation_to_py(py, e))
+}
+
+/// The parameter names `method` accepts.
+#[pyfunction]
+fn method_parameters<'py>(py: Python<'py>, method: &str) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, Method::parameter_names(method).map_err(to_py_err)?)
+}
+
+/// The `microagg._core` extension module.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("METHODS", PyTuple::new(m.py(), METHODS)?)?;
+    m.add_class::<Progress>()?;
+    m.add_function(wrap_pyfunction!(microaggregate_array, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate_labels, m)?)?;
+    m.add_function(wrap_pyfunction!(method_parameters, m)?)?;
+    Ok(())
+}
