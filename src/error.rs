@@ -65,7 +65,7 @@ impl fmt::Display for Error {
             ),
             Error::UnknownMethod(name) => write!(
                 f,
-                "unknown method {name:?}; choose one of: {}",
+                "unknown method '{name}'; choose one of: {}",
                 crate::METHODS.join(", ")
             ),
             Error::UnknownParameter {
@@ -74,11 +74,11 @@ impl fmt::Display for Error {
                 allowed,
             } => {
                 if allowed.is_empty() {
-                    write!(f, "method {method:?} takes no parameter, got {name:?}")
+                    write!(f, "method '{method}' takes no parameter, got '{name}'")
                 } else {
                     write!(
                         f,
-                        "unknown parameter {name:?} for method {method:?}; allowed: {}",
+                        "unknown parameter '{name}' for method '{method}'; allowed: {}",
                         allowed.join(", ")
                     )
                 }
@@ -88,7 +88,7 @@ impl fmt::Display for Error {
                 expected,
                 got,
             } => {
-                write!(f, "parameter {name:?} must be a {expected}, got {got}")
+                write!(f, "parameter '{name}' must be a {expected}, got {got}")
             }
             Error::InvalidParameter { name, reason } => write!(f, "invalid {name}: {reason}"),
             Error::InvalidLabels(reason) => write!(f, "invalid labels: {reason}"),

@@ -43,7 +43,7 @@ fn fill_scores_generic<T: Float>(
                 blk.copy_from_slice(&ws.half_norms()[start..end]);
                 for (j, &r) in reference.iter().enumerate() {
                     for (o, &x) in blk.iter_mut().zip(&ws.column(j)[start..end]) {
-                        *o = *o - r * x;
+                        *o -= r * x;
                     }
                 }
             }
@@ -52,7 +52,7 @@ fn fill_scores_generic<T: Float>(
                 for (j, &r) in reference.iter().enumerate() {
                     for (o, &x) in blk.iter_mut().zip(&ws.column(j)[start..end]) {
                         let t = x - r;
-                        *o = *o + t * t;
+                        *o += t * t;
                     }
                 }
             }

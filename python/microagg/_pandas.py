@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-import numpy as np
-
 from ._api import microaggregate
+from ._validation import dtype_kind
 
 
 def anonymize(
@@ -40,7 +39,7 @@ def anonymize(
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"anonymize expects a pandas DataFrame, got {type(df).__name__}")
     if columns is None:
-        cols = [c for c, t in df.dtypes.items() if np.dtype(t).kind in "iuf"]
+        cols = [c for c, t in df.dtypes.items() if dtype_kind(t) in "iuf"]
         if not cols:
             raise ValueError("the DataFrame has no numeric column to anonymize; pass columns=[...]")
     else:
@@ -52,7 +51,7 @@ def anonymize(
             raise ValueError(f"unknown column(s): {', '.join(missing)}")
         if len(set(cols)) != len(cols):
             raise ValueError("columns must not repeat")
-        bad = [str(c) for c in cols if np.dtype(df[c].dtype).kind not in "biuf"]
+        bad = [str(c) for c in cols if dtype_kind(df[c].dtype) not in "biuf"]
         if bad:
             raise TypeError(f"column(s) not numeric: {', '.join(bad)}")
     res = microaggregate(

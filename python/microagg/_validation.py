@@ -24,13 +24,13 @@ def as_data_matrix(X: Any, dtype: Any = None, *, name: str = "X") -> Tuple[Float
     ``"float32"``/``"float64"`` (or the NumPy types) force the working precision.
     """
     if hasattr(X, "dtypes") and hasattr(X, "to_numpy"):  # pandas DataFrame
-        bad = [str(c) for c, t in X.dtypes.items() if np.dtype(t).kind not in "biuf"]
+        bad = [str(c) for c, t in X.dtypes.items() if dtype_kind(t) not in "biuf"]
         if bad:
             raise TypeError(
                 f"{name} has non-numeric columns: {', '.join(bad)}; select numeric columns "
                 "or use microagg.anonymize(df, columns=[...])"
             )
-        X = X.to_numpy()
+        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and other unconvertible objects
@@ -52,6 +52,11 @@ def as_data_matrix(X: Any, dtype: Any = None, *, name: str = "X") -> Tuple[Float
     if arr.dtype not in (np.dtype(np.float32), np.dtype(np.float64)) or not arr.dtype.isnative:
         arr = arr.astype(np.float32 if arr.dtype == np.float32 else np.float64)
     return arr, single
+
+
+def dtype_kind(dtype: Any) -> str:
+    """NumPy's one-letter kind of a NumPy or pandas dtype ('O' when it has none)."""
+    return str(getattr(dtype, "kind", "O"))
 
 
 def _single_precision(dtype: Any, data_dtype: np.dtype[Any]) -> bool:

@@ -106,6 +106,14 @@ fn run_typed<S: Float + numpy::Element, T: Float>(
 }
 
 type Evaluated<'py> = (Bound<'py, PyArray2<f64>>, f64, f64);
+/// `(labels, n_groups, centroids, sse, sst)`.
+type Microaggregated<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    usize,
+    Bound<'py, PyArray2<f64>>,
+    f64,
+    f64,
+);
 
 fn evaluation_to_py(py: Python<'_>, e: Evaluation) -> Evaluated<'_> {
     (e.centroids.into_pyarray(py), e.sse, e.sst)
@@ -125,13 +133,7 @@ fn microaggregate_array<'py>(
     n_jobs: i64,
     params: Option<&Bound<'py, PyDict>>,
     progress: Option<&Bound<'py, Progress>>,
-) -> PyResult<(
-    Bound<'py, PyArray1<i64>>,
-    usize,
-    Bound<'py, PyArray2<f64>>,
-    f64,
-    f64,
-)> {
+) -> PyResult<Microaggregated<'py>> {
     let method = Method::parse(method, &parse_params(params)?).map_err(to_py_err)?;
     let options = Options {
         standardize,
