@@ -99,6 +99,7 @@ pub struct WorkingSet<T> {
     cols: Vec<T>,
     half_norms: Vec<T>,
     ids: Vec<u32>,
+    positions: Vec<u32>,
 }
 
 impl<T: Float> WorkingSet<T> {
@@ -126,12 +127,14 @@ impl<T: Float> WorkingSet<T> {
         if let Some(record) = half_norms.iter().position(|h| !h.is_finite()) {
             return Err(Error::Overflow { record });
         }
+        let ids: Vec<u32> = (0..n as u32).collect();
         Ok(WorkingSet {
             n,
             d,
             cols,
             half_norms,
-            ids: (0..n as u32).collect(),
+            positions: ids.clone(),
+            ids,
         })
     }
 
@@ -165,6 +168,23 @@ impl<T: Float> WorkingSet<T> {
         &self.ids
     }
 
+    /// Current position of the record with original index `id`.
+    #[inline]
+    pub fn position_of(&self, id: u32) -> usize {
+        self.positions[id as usize] as usize
+    }
+
+    /// F-MDAV's score ½‖x‖² − ⟨x, r⟩ of the record at position `p`, bit-identical to the
+    /// blocked kernel (same operations in the same order, no contraction).
+    #[inline]
+    pub fn algebraic_score(&self, p: usize, reference: &[T]) -> T {
+        let mut s = self.half_norms[p];
+        for (j, &r) in reference.iter().enumerate() {
+            s -= r * self.cols[j * self.n + p];
+        }
+        s
+    }
+
     /// The record at position `p` (gathered from the columns).
     pub fn row(&self, p: usize) -> Vec<T> {
         (0..self.d).map(|j| self.cols[j * self.n + p]).collect()
@@ -188,6 +208,8 @@ impl<T: Float> WorkingSet<T> {
         }
         self.half_norms.swap(a, b);
         self.ids.swap(a, b);
+        self.positions[self.ids[a] as usize] = a as u32;
+        self.positions[self.ids[b] as usize] = b as u32;
     }
 
     /// Column sums (f64) over the positions `0..m`.
@@ -257,6 +279,7 @@ mod tests {
         let h0 = ws.half_norms()[0];
         ws.swap(0, 2);
         assert_eq!(ws.ids(), &[2, 1, 0]);
+        assert_eq!((ws.position_of(2), ws.position_of(0)), (0, 2));
         assert_eq!(ws.row(2), vec![-1.0, -10.0]);
         assert_eq!(ws.half_norms()[2], h0);
     }

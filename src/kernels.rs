@@ -12,6 +12,7 @@
 
 use crate::dataset::WorkingSet;
 use crate::float::Float;
+use crate::parallel::Exec;
 use std::cmp::Ordering;
 
 /// Positions per score block (fits L1 together with one column chunk).
@@ -27,6 +28,55 @@ pub enum Metric {
     Direct,
 }
 
+/// Scores kept in registers across all attributes (one AVX-512 register of f32).
+const LANES: usize = 16;
+
+/// Scores of the `L` positions from `start`, each computed as ((h − r₀x₀) − r₁x₁) − … or
+/// ((x₀−r₀)² + (x₁−r₁)²) + … in attribute order: the same operations in the same order for
+/// any `L`, so the lane path and the tail path give bit-identical scores.
+#[inline(always)]
+fn score_lanes<T: Float, const L: usize>(
+    ws: &WorkingSet<T>,
+    start: usize,
+    reference: &[T],
+    metric: Metric,
+    out: &mut [T; L],
+) {
+    let col = |j: usize| -> &[T; L] {
+        ws.column(j)[start..start + L]
+            .try_into()
+            .expect("L positions")
+    };
+    let mut acc = [T::zero(); L];
+    match metric {
+        Metric::Algebraic => {
+            let h: &[T; L] = ws.half_norms()[start..start + L]
+                .try_into()
+                .expect("L positions");
+            let (r0, x0) = (reference[0], col(0));
+            for l in 0..L {
+                acc[l] = h[l] - r0 * x0[l];
+            }
+            for (j, &r) in reference.iter().enumerate().skip(1) {
+                let x = col(j);
+                for l in 0..L {
+                    acc[l] -= r * x[l];
+                }
+            }
+        }
+        Metric::Direct => {
+            for (j, &r) in reference.iter().enumerate() {
+                let x = col(j);
+                for l in 0..L {
+                    let t = x[l] - r;
+                    acc[l] = if j == 0 { t * t } else { acc[l] + t * t };
+                }
+            }
+        }
+    }
+    *out = acc;
+}
+
 #[inline(always)]
 fn fill_scores_generic<T: Float>(
     ws: &WorkingSet<T>,
@@ -35,65 +85,120 @@ fn fill_scores_generic<T: Float>(
     metric: Metric,
     out: &mut [T],
 ) {
-    for (b, blk) in out.chunks_mut(BLOCK).enumerate() {
-        let start = lo + b * BLOCK;
-        let end = start + blk.len();
-        match metric {
-            Metric::Algebraic => {
-                blk.copy_from_slice(&ws.half_norms()[start..end]);
-                for (j, &r) in reference.iter().enumerate() {
-                    for (o, &x) in blk.iter_mut().zip(&ws.column(j)[start..end]) {
-                        *o -= r * x;
-                    }
-                }
-            }
-            Metric::Direct => {
-                blk.fill(T::zero());
-                for (j, &r) in reference.iter().enumerate() {
-                    for (o, &x) in blk.iter_mut().zip(&ws.column(j)[start..end]) {
-                        let t = x - r;
-                        *o += t * t;
-                    }
-                }
-            }
-        }
+    let mut lanes = out.chunks_exact_mut(LANES);
+    let mut start = lo;
+    for o in &mut lanes {
+        score_lanes::<T, LANES>(ws, start, reference, metric, o.try_into().expect("LANES"));
+        start += LANES;
+    }
+    for o in lanes.into_remainder() {
+        let mut one = [T::zero()];
+        score_lanes::<T, 1>(ws, start, reference, metric, &mut one);
+        *o = one[0];
+        start += 1;
+    }
+}
+
+/// Consumes the scores of consecutive blocks of positions during a [`scan`]. Chunks of a
+/// parallel scan get their own visitor; `merge` must be exact and order-independent.
+pub trait ScoreVisitor<T>: Send + Sized {
+    /// Sees the scores of positions `offset..offset + scores.len()`.
+    fn visit(&mut self, scores: &[T], ids: &[u32], offset: usize);
+    /// Combines the results of two chunks.
+    fn merge(self, other: Self) -> Self;
+}
+
+#[inline(always)]
+fn scan_generic<T: Float, V: ScoreVisitor<T>>(
+    ws: &WorkingSet<T>,
+    lo: usize,
+    hi: usize,
+    reference: &[T],
+    metric: Metric,
+    visitor: &mut V,
+) {
+    let mut buf = [T::zero(); BLOCK];
+    let mut start = lo;
+    while start < hi {
+        let len = BLOCK.min(hi - start);
+        fill_scores_generic(ws, start, reference, metric, &mut buf[..len]);
+        visitor.visit(&buf[..len], ws.ids(), start);
+        start += len;
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn fill_scores_avx2<T: Float>(ws: &WorkingSet<T>, lo: usize, r: &[T], m: Metric, out: &mut [T]) {
-    fill_scores_generic(ws, lo, r, m, out)
+fn scan_avx2<T: Float, V: ScoreVisitor<T>>(
+    ws: &WorkingSet<T>,
+    lo: usize,
+    hi: usize,
+    r: &[T],
+    m: Metric,
+    v: &mut V,
+) {
+    scan_generic(ws, lo, hi, r, m, v)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn fill_scores_avx512<T: Float>(ws: &WorkingSet<T>, lo: usize, r: &[T], m: Metric, out: &mut [T]) {
-    fill_scores_generic(ws, lo, r, m, out)
-}
-
-/// Writes into `out[i]` the score of the record at position `lo + i` against `reference`.
-pub fn fill_scores<T: Float>(
+fn scan_avx512<T: Float, V: ScoreVisitor<T>>(
     ws: &WorkingSet<T>,
     lo: usize,
+    hi: usize,
+    r: &[T],
+    m: Metric,
+    v: &mut V,
+) {
+    scan_generic(ws, lo, hi, r, m, v)
+}
+
+/// Scores positions `lo..hi` against `reference` block by block (each block stays in L1)
+/// and hands every block to `visitor`, on the best instruction set this CPU has.
+pub fn scan_range<T: Float, V: ScoreVisitor<T>>(
+    ws: &WorkingSet<T>,
+    lo: usize,
+    hi: usize,
     reference: &[T],
     metric: Metric,
-    out: &mut [T],
+    visitor: &mut V,
 ) {
     debug_assert_eq!(reference.len(), ws.d());
-    debug_assert!(lo + out.len() <= ws.n());
+    debug_assert!(hi <= ws.n());
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU supports AVX-512F (checked just above).
-            return unsafe { fill_scores_avx512(ws, lo, reference, metric, out) };
+            return unsafe { scan_avx512(ws, lo, hi, reference, metric, visitor) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { fill_scores_avx2(ws, lo, reference, metric, out) };
+            return unsafe { scan_avx2(ws, lo, hi, reference, metric, visitor) };
         }
     }
-    fill_scores_generic(ws, lo, reference, metric, out)
+    scan_generic(ws, lo, hi, reference, metric, visitor)
+}
+
+/// Scans positions `0..m` (in parallel chunks where `exec` allows) with a fresh visitor per
+/// chunk from `make`, and merges the chunk results.
+pub fn scan<T: Float, V: ScoreVisitor<T>>(
+    exec: Exec,
+    ws: &WorkingSet<T>,
+    m: usize,
+    reference: &[T],
+    metric: Metric,
+    make: impl Fn() -> V + Sync,
+) -> V {
+    exec.map_range(
+        m,
+        |lo, hi| {
+            let mut v = make();
+            scan_range(ws, lo, hi, reference, metric, &mut v);
+            v
+        },
+        V::merge,
+    )
+    .unwrap_or_else(make)
 }
 
 /// A record chosen by a scan: its score, original id and current position.
@@ -141,6 +246,7 @@ fn max_value<T: Float>(values: &[T]) -> T {
 
 /// The farthest record among `values` (scores of positions `offset..`): the largest score,
 /// ties to the lowest id. `None` for an empty slice.
+#[inline(always)]
 pub fn farthest<T: Float>(values: &[T], ids: &[u32], offset: usize) -> Option<Pick<T>> {
     if values.is_empty() {
         return None;
@@ -161,9 +267,36 @@ pub fn farthest<T: Float>(values: &[T], ids: &[u32], offset: usize) -> Option<Pi
     })
 }
 
-/// Total order of selection keys: score, then original id.
+/// The farthest record of a scan (`None` before any record is seen).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Farthest<T>(pub Option<Pick<T>>);
+
+impl<T: Float> ScoreVisitor<T> for Farthest<T> {
+    #[inline(always)]
+    fn visit(&mut self, scores: &[T], ids: &[u32], offset: usize) {
+        // Most blocks hold nothing as far as the best so far: one vectorized max decides.
+        if self.0.is_some_and(|b| max_value(scores) < b.score) {
+            return;
+        }
+        if let Some(p) = farthest(scores, ids, offset) {
+            self.0 = Some(self.0.map_or(p, |q| q.farther(p)));
+        }
+    }
+
+    fn merge(self, other: Self) -> Self {
+        match (self.0, other.0) {
+            (Some(a), Some(b)) => Farthest(Some(a.farther(b))),
+            (a, b) => Farthest(a.or(b)),
+        }
+    }
+}
+
+/// A selection key: (signed score, original id, position). Keys are totally ordered by
+/// score then id; ids are unique, so every selection is independent of memory order.
+type Key<T> = (T, u32, u32);
+
 #[inline]
-fn key_cmp<T: Float>(a: &(T, u32, u32), b: &(T, u32, u32)) -> Ordering {
+fn key_cmp<T: Float>(a: &Key<T>, b: &Key<T>) -> Ordering {
     a.0.partial_cmp(&b.0)
         .unwrap_or(Ordering::Equal)
         .then(a.1.cmp(&b.1))
@@ -178,31 +311,46 @@ pub enum Selection {
     FullSort,
 }
 
-/// The `count` smallest `(score, id)` keys seen so far (a bounded candidate buffer).
+/// The `count` best records of a scan: the nearest (smallest score, ties to the lowest id)
+/// or the farthest (largest score, ties to the lowest id), skipping one excluded position.
 ///
-/// Candidates are appended while they beat the current threshold (the largest kept key);
-/// when the buffer holds `2·count` of them, quickselect shrinks it back to `count`. On data
-/// in random order almost every record is rejected by one comparison, so the cost is one
-/// vectorized pass plus O(count · log(n)) selections.
+/// Candidates are appended while they beat the current threshold (the worst kept key); when
+/// the buffer holds `2·count` of them, quickselect shrinks it back to `count`. On data in
+/// random order almost every block is rejected by one vectorized comparison, so the cost is
+/// one pass plus O(count · log n) selection work.
 #[derive(Debug, Clone)]
-pub struct Nearest<T> {
+pub struct Ranked<T> {
     count: usize,
-    keys: Vec<(T, u32, u32)>,
-    threshold: Option<(T, u32, u32)>,
+    /// +1 ranks by ascending score (nearest), −1 by descending score (farthest); exact.
+    sign: T,
+    exclude: usize,
+    keys: Vec<Key<T>>,
+    threshold: Option<Key<T>>,
 }
 
-impl<T: Float> Nearest<T> {
-    /// An empty selection of `count` keys.
-    pub fn new(count: usize) -> Self {
-        Nearest {
+impl<T: Float> Ranked<T> {
+    /// The `count` nearest records, never `exclude` (pass `usize::MAX` to exclude none).
+    pub fn nearest(count: usize, exclude: usize) -> Self {
+        Self::with_sign(count, exclude, T::one())
+    }
+
+    /// The `count` farthest records, never `exclude`.
+    pub fn farthest(count: usize, exclude: usize) -> Self {
+        Self::with_sign(count, exclude, -T::one())
+    }
+
+    fn with_sign(count: usize, exclude: usize, sign: T) -> Self {
+        Ranked {
             count,
+            sign,
+            exclude,
             keys: Vec::with_capacity(2 * count.max(1)),
             threshold: None,
         }
     }
 
-    #[inline]
-    fn offer(&mut self, key: (T, u32, u32)) {
+    #[inline(never)]
+    fn offer(&mut self, key: Key<T>) {
         if let Some(t) = self.threshold {
             if key_cmp(&key, &t) != Ordering::Less {
                 return;
@@ -224,36 +372,7 @@ impl<T: Float> Nearest<T> {
         }
     }
 
-    /// Offers the scores of positions `offset..` (skipping position `exclude`).
-    pub fn scan(&mut self, values: &[T], ids: &[u32], offset: usize, exclude: usize) {
-        if self.count == 0 {
-            return;
-        }
-        for (b, blk) in values.chunks(BLOCK).enumerate() {
-            let start = offset + b * BLOCK;
-            if let Some(t) = self.threshold {
-                if !blk.iter().fold(false, |acc, &v| acc | (v <= t.0)) {
-                    continue;
-                }
-            }
-            for (i, &v) in blk.iter().enumerate() {
-                let pos = start + i;
-                if pos != exclude {
-                    self.offer((v, ids[pos], pos as u32));
-                }
-            }
-        }
-    }
-
-    /// Merges another selection (for chunked parallel scans).
-    pub fn merge(mut self, other: Self) -> Self {
-        for k in other.keys {
-            self.offer(k);
-        }
-        self
-    }
-
-    /// The positions of the selected records, nearest first.
+    /// The positions of the selected records, best first.
     pub fn into_positions(mut self) -> Vec<usize> {
         self.shrink();
         self.keys.sort_unstable_by(key_cmp);
@@ -261,22 +380,144 @@ impl<T: Float> Nearest<T> {
     }
 }
 
-/// The `count` nearest positions among `values` (scores of positions `0..`), excluding
-/// `exclude`, by a full sort of all candidates (the traditional MDAV step).
-pub fn nearest_by_sort<T: Float>(
-    values: &[T],
-    ids: &[u32],
-    exclude: usize,
+impl<T: Float> ScoreVisitor<T> for Ranked<T> {
+    #[inline(always)]
+    fn visit(&mut self, scores: &[T], ids: &[u32], offset: usize) {
+        if self.count == 0 {
+            return;
+        }
+        let sign = self.sign;
+        if let Some(t) = self.threshold {
+            if !scores.iter().fold(false, |acc, &v| acc | (sign * v <= t.0)) {
+                return;
+            }
+        }
+        for (i, &v) in scores.iter().enumerate() {
+            let pos = offset + i;
+            if pos != self.exclude {
+                self.offer((sign * v, ids[pos], pos as u32));
+            }
+        }
+    }
+
+    fn merge(mut self, other: Self) -> Self {
+        for k in other.keys {
+            self.offer(k);
+        }
+        self
+    }
+}
+
+/// Every key of a scan, for the traditional full sort (F-MDAV's baseline for §3.3).
+#[derive(Debug, Clone)]
+pub struct SortedNearest<T> {
     count: usize,
-) -> Vec<usize> {
-    let mut keys: Vec<(T, u32, u32)> = values
-        .iter()
-        .enumerate()
-        .filter(|&(p, _)| p != exclude)
-        .map(|(p, &v)| (v, ids[p], p as u32))
-        .collect();
-    keys.sort_by(key_cmp);
-    keys.iter().take(count).map(|k| k.2 as usize).collect()
+    exclude: usize,
+    keys: Vec<Key<T>>,
+}
+
+impl<T: Float> SortedNearest<T> {
+    /// Collects every record but `exclude`; [`Self::into_positions`] sorts them all.
+    pub fn new(count: usize, exclude: usize) -> Self {
+        SortedNearest {
+            count,
+            exclude,
+            keys: Vec::new(),
+        }
+    }
+
+    /// The `count` nearest positions after a full sort.
+    pub fn into_positions(mut self) -> Vec<usize> {
+        self.keys.sort_by(key_cmp);
+        self.keys
+            .iter()
+            .take(self.count)
+            .map(|k| k.2 as usize)
+            .collect()
+    }
+}
+
+impl<T: Float> ScoreVisitor<T> for SortedNearest<T> {
+    fn visit(&mut self, scores: &[T], ids: &[u32], offset: usize) {
+        let exclude = self.exclude;
+        self.keys.extend(
+            scores
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| (v, ids[offset + i], (offset + i) as u32))
+                .filter(|k| k.2 as usize != exclude),
+        );
+    }
+
+    fn merge(mut self, other: Self) -> Self {
+        self.keys.extend(other.keys);
+        self
+    }
+}
+
+/// The nearest records by either selection strategy.
+#[derive(Debug, Clone)]
+pub enum Nearest<T> {
+    /// F-MDAV's partial selection.
+    Partial(Ranked<T>),
+    /// The traditional full sort.
+    Sorted(SortedNearest<T>),
+}
+
+impl<T: Float> Nearest<T> {
+    /// The `count` nearest records but `exclude`, selected by `selection`.
+    pub fn new(selection: Selection, count: usize, exclude: usize) -> Self {
+        match selection {
+            Selection::Partial => Nearest::Partial(Ranked::nearest(count, exclude)),
+            Selection::FullSort => Nearest::Sorted(SortedNearest::new(count, exclude)),
+        }
+    }
+
+    /// The selected positions, nearest first.
+    pub fn into_positions(self) -> Vec<usize> {
+        match self {
+            Nearest::Partial(r) => r.into_positions(),
+            Nearest::Sorted(s) => s.into_positions(),
+        }
+    }
+}
+
+impl<T: Float> ScoreVisitor<T> for Nearest<T> {
+    #[inline(always)]
+    fn visit(&mut self, scores: &[T], ids: &[u32], offset: usize) {
+        match self {
+            Nearest::Partial(r) => r.visit(scores, ids, offset),
+            Nearest::Sorted(s) => s.visit(scores, ids, offset),
+        }
+    }
+
+    fn merge(self, other: Self) -> Self {
+        match (self, other) {
+            (Nearest::Partial(a), Nearest::Partial(b)) => Nearest::Partial(a.merge(b)),
+            (Nearest::Sorted(a), Nearest::Sorted(b)) => Nearest::Sorted(a.merge(b)),
+            _ => unreachable!("chunks of one scan use one selection strategy"),
+        }
+    }
+}
+
+/// Two visitors fed by one pass (F-MDAV §3.2: P's distances serve both P's group and Q).
+impl<T: Float, A: ScoreVisitor<T>, B: ScoreVisitor<T>> ScoreVisitor<T> for (A, B) {
+    #[inline(always)]
+    fn visit(&mut self, scores: &[T], ids: &[u32], offset: usize) {
+        self.0.visit(scores, ids, offset);
+        self.1.visit(scores, ids, offset);
+    }
+
+    fn merge(self, other: Self) -> Self {
+        (self.0.merge(other.0), self.1.merge(other.1))
+    }
+}
+
+/// A visitor that ignores everything (the unused half of a pair).
+impl<T: Float> ScoreVisitor<T> for () {
+    #[inline]
+    fn visit(&mut self, _: &[T], _: &[u32], _: usize) {}
+    fn merge(self, _: Self) -> Self {}
 }
 
 #[cfg(test)]
@@ -300,8 +541,8 @@ mod tests {
         let ws = working_set(&rows);
         let r = ws.row(17);
         let (mut a, mut d) = (vec![0.0; 150], vec![0.0; 150]);
-        fill_scores(&ws, 0, &r, Metric::Algebraic, &mut a);
-        fill_scores(&ws, 0, &r, Metric::Direct, &mut d);
+        fill_scores_generic(&ws, 0, &r, Metric::Algebraic, &mut a);
+        fill_scores_generic(&ws, 0, &r, Metric::Direct, &mut d);
         let half_r: f64 = r.iter().map(|v| v * v).sum::<f64>() / 2.0;
         for (x, y) in a.iter().zip(&d) {
             assert!((x - (y / 2.0 - half_r)).abs() < 1e-12);
@@ -318,9 +559,19 @@ mod tests {
         assert!(farthest::<f64>(&[], &ids, 0).is_none());
     }
 
+    /// Feeds `values` (as scores of positions 0..) to a visitor in two chunks, merged.
+    fn feed<V: ScoreVisitor<f64>>(values: &[f64], ids: &[u32], make: impl Fn() -> V) -> V {
+        let half = values.len() / 2;
+        let mut a = make();
+        a.visit(&values[..half], ids, 0);
+        let mut b = make();
+        b.visit(&values[half..], ids, half);
+        a.merge(b)
+    }
+
     proptest! {
         #[test]
-        fn partial_selection_equals_full_sort(
+        fn selections_agree_with_a_full_sort(
             values in prop::collection::vec(0u8..20, 1..400),
             count in 0usize..30,
             exclude in 0usize..400,
@@ -328,15 +579,23 @@ mod tests {
             let values: Vec<f64> = values.iter().map(|&v| v as f64).collect();
             let ids: Vec<u32> = (0..values.len() as u32).rev().collect();
             let count = count.min(values.len().saturating_sub(1));
-            let mut sel = Nearest::new(count);
-            let half = values.len() / 2;
-            sel.scan(&values[..half], &ids, 0, exclude);
-            let mut other = Nearest::new(count);
-            other.scan(&values[half..], &ids, half, exclude);
-            let got = sel.merge(other).into_positions();
-            let want = nearest_by_sort(&values, &ids, exclude, count);
-            prop_assert_eq!(got.len(), count);
-            prop_assert_eq!(got, want);
+            let sorted = feed(&values, &ids, || Nearest::new(Selection::FullSort, count, exclude));
+            let partial = feed(&values, &ids, || Nearest::new(Selection::Partial, count, exclude));
+            let want = sorted.into_positions();
+            prop_assert_eq!(want.len(), count);
+            prop_assert_eq!(partial.into_positions(), want.clone());
+            // Farthest = nearest of the negated scores.
+            let negated: Vec<f64> = values.iter().map(|v| -v).collect();
+            let far = feed(&values, &ids, || Ranked::farthest(count, exclude)).into_positions();
+            let near_neg = feed(&negated, &ids, || Ranked::nearest(count, exclude)).into_positions();
+            prop_assert_eq!(far, near_neg);
+            // The first farthest equals the argmax.
+            let kept: Vec<f64> = values.iter().enumerate()
+                .map(|(p, &v)| if p == exclude { f64::NEG_INFINITY } else { v }).collect();
+            if let Some(p) = feed(&kept, &ids, || Farthest(None)).0 {
+                let top = feed(&values, &ids, || Ranked::farthest(1, exclude)).into_positions();
+                prop_assert_eq!(top.first().copied(), Some(p.pos));
+            }
         }
     }
 }

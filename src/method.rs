@@ -66,6 +66,7 @@ impl Method {
                         "distance_reuse" => &mut o.distance_reuse,
                         "partial_sort" => &mut o.partial_sort,
                         "centroid_by_subtraction" => &mut o.centroid_by_subtraction,
+                        "norm_pruning" => &mut o.norm_pruning,
                         _ => return Err(unknown_parameter(name, key, MDAV_PARAMS)),
                     };
                     *flag = value.as_bool(key)?;

@@ -1,17 +1,16 @@
 //! Thread control: the sequential "fair" mode the papers measure, or a local rayon pool.
 //!
-//! Kernels split their work into chunks of a fixed size ([`CHUNK`]) whatever the thread
-//! count, and combine chunk results with exact, order-independent reductions (argmax with
-//! ties to the lowest id, top-k on a total key order), so every thread count gives the same
-//! partition. Below [`PARALLEL_MIN`] records a pass stays on the calling thread: spawning
-//! costs more than it saves there.
+//! Kernels split a pass into one chunk per thread and combine the chunk results with exact,
+//! order-independent reductions (argmax with ties to the lowest id, top-k on a total key
+//! order), so every thread count gives the same partition. One chunk per thread (rather
+//! than many small ones) keeps the per-chunk warm-up of top-k thresholds to a minimum.
+//! Below [`PARALLEL_MIN`] records a pass stays on the calling thread: spawning costs more
+//! than it saves there.
 
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 use std::num::NonZeroUsize;
 
-/// Records per parallel chunk.
-pub const CHUNK: usize = 1 << 14;
 /// Passes over fewer records than this run sequentially.
 pub const PARALLEL_MIN: usize = 1 << 16;
 
@@ -53,7 +52,7 @@ impl Parallelism {
     /// Runs `f` on this many threads and hands it the matching [`Exec`].
     pub fn install<R: Send>(self, f: impl FnOnce(Exec) -> R + Send) -> Result<R> {
         match self {
-            Parallelism::Sequential => Ok(f(Exec { parallel: false })),
+            Parallelism::Sequential => Ok(f(Exec::SEQUENTIAL)),
             Parallelism::Threads(t) => {
                 let pool = rayon::ThreadPoolBuilder::new()
                     .num_threads(t.get())
@@ -62,7 +61,7 @@ impl Parallelism {
                         name: "n_jobs".into(),
                         reason: format!("cannot start {t} threads: {e}"),
                     })?;
-                Ok(pool.install(|| f(Exec { parallel: true })))
+                Ok(pool.install(|| f(Exec { threads: t.get() })))
             }
         }
     }
@@ -71,53 +70,34 @@ impl Parallelism {
 /// What a kernel may use while it runs: the current rayon pool, or only this thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exec {
-    parallel: bool,
+    threads: usize,
 }
 
 impl Exec {
     /// The sequential context (for tests and single-threaded callers).
-    pub const SEQUENTIAL: Exec = Exec { parallel: false };
+    pub const SEQUENTIAL: Exec = Exec { threads: 1 };
 
     fn splits(self, len: usize) -> bool {
-        self.parallel && len >= PARALLEL_MIN
+        self.threads > 1 && len >= PARALLEL_MIN
     }
 
-    /// Applies `f(offset, chunk)` to chunks of `out` and reduces the results. `None` if empty.
-    pub fn map_chunks_mut<T: Send, R: Send>(
+    /// Applies `f(lo, hi)` to chunks of `0..len` and reduces the results (`None` if empty).
+    pub fn map_range<R: Send>(
         self,
-        out: &mut [T],
-        f: impl Fn(usize, &mut [T]) -> R + Sync,
+        len: usize,
+        f: impl Fn(usize, usize) -> R + Sync,
         reduce: impl Fn(R, R) -> R + Sync + Send,
     ) -> Option<R> {
-        if out.is_empty() {
+        if len == 0 {
             None
-        } else if self.splits(out.len()) {
-            out.par_chunks_mut(CHUNK)
-                .enumerate()
-                .map(|(i, c)| f(i * CHUNK, c))
+        } else if self.splits(len) {
+            let chunk = len.div_ceil(self.threads);
+            (0..len.div_ceil(chunk))
+                .into_par_iter()
+                .map(|c| f(c * chunk, ((c + 1) * chunk).min(len)))
                 .reduce_with(reduce)
         } else {
-            Some(f(0, out))
-        }
-    }
-
-    /// Applies `f(offset, chunk)` to chunks of `values` and reduces the results.
-    pub fn map_chunks<T: Sync, R: Send>(
-        self,
-        values: &[T],
-        f: impl Fn(usize, &[T]) -> R + Sync,
-        reduce: impl Fn(R, R) -> R + Sync + Send,
-    ) -> Option<R> {
-        if values.is_empty() {
-            None
-        } else if self.splits(values.len()) {
-            values
-                .par_chunks(CHUNK)
-                .enumerate()
-                .map(|(i, c)| f(i * CHUNK, c))
-                .reduce_with(reduce)
-        } else {
-            Some(f(0, values))
+            Some(f(0, len))
         }
     }
 }
@@ -144,11 +124,18 @@ mod tests {
     #[test]
     fn chunked_reduction_matches_sequential() {
         let v: Vec<u64> = (0..200_000).collect();
-        let seq = Exec::SEQUENTIAL.map_chunks(&v, |_, c| c.iter().sum::<u64>(), |a, b| a + b);
+        let sum = |lo: usize, hi: usize| v[lo..hi].iter().sum::<u64>();
+        let seq = Exec::SEQUENTIAL.map_range(v.len(), sum, |a, b| a + b);
         let par = Parallelism::from_n_jobs(2)
             .unwrap()
-            .install(|e| e.map_chunks(&v, |_, c| c.iter().sum::<u64>(), |a, b| a + b))
+            .install(|e| e.map_range(v.len(), sum, |a, b| a + b))
             .unwrap();
         assert_eq!(seq, par);
+        let many = Parallelism::from_n_jobs(1000).unwrap();
+        assert_eq!(
+            many.install(|e| e.map_range(v.len(), sum, |a, b| a + b))
+                .unwrap(),
+            seq
+        );
     }
 }

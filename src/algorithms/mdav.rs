@@ -12,6 +12,7 @@
 //! Cost: n/(2k) rounds of at most three passes over the remaining records, O(n²·d/k) time,
 //! O(n·d) memory.
 
+use super::norm_order::NormOrder;
 use super::remaining::Remaining;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
@@ -33,6 +34,10 @@ pub struct MdavOptions {
     pub partial_sort: bool,
     /// §3.4: centroid of the remaining records from a running sum.
     pub centroid_by_subtraction: bool,
+    /// microagg's addition: find the record farthest from the centroid by visiting records
+    /// in decreasing norm and stopping at a proven bound (`norm_order.rs`). Exact; only
+    /// active with `algebraic_distance`, whose precomputed norms it uses.
+    pub norm_pruning: bool,
 }
 
 impl Default for MdavOptions {
@@ -42,6 +47,7 @@ impl Default for MdavOptions {
             distance_reuse: true,
             partial_sort: true,
             centroid_by_subtraction: true,
+            norm_pruning: true,
         }
     }
 }
@@ -53,6 +59,7 @@ impl MdavOptions {
         distance_reuse: false,
         partial_sort: false,
         centroid_by_subtraction: false,
+        norm_pruning: false,
     };
 
     fn metric(self) -> Metric {
@@ -81,35 +88,31 @@ pub fn mdav<T: Float>(
     progress: &Progress,
 ) -> Partition {
     let (metric, selection) = (opts.metric(), opts.selection());
+    let mut order = (opts.norm_pruning && metric == Metric::Algebraic).then(|| NormOrder::new(&ws));
     let mut rest = Remaining::new(ws, exec, progress);
-    // One group around the record farthest from the centroid of the remaining records.
-    // Two records are always equidistant from their centroid (k = 1 end game): that exact
-    // tie goes to the lower id instead of to rounding noise.
-    let group_around_extreme = |rest: &mut Remaining<T>| {
+    // The record farthest from the centroid of the remaining ones. Two records are always
+    // equidistant from their centroid (k = 1 end game): that exact tie goes to the lower id
+    // instead of to rounding noise.
+    let mut extreme = |rest: &Remaining<T>| {
         let c = rest.centroid(opts.centroid_by_subtraction);
-        let p = if rest.len() == 2 {
-            rest.lowest_id_position()
-        } else {
-            rest.score_and_farthest(&c, metric).pos
-        };
-        let p_row = rest.row(p);
-        rest.score_and_farthest(&p_row, metric);
-        rest.take_group(p, k, selection);
-        p_row
+        match order.as_mut() {
+            _ if rest.len() == 2 => rest.lowest_id_position(),
+            Some(order) => rest.farthest_by_norm_order(order, &c),
+            None => rest.farthest_from(&c, metric),
+        }
     };
     while rest.len() >= 3 * k {
-        let p_row = group_around_extreme(&mut rest);
-        let q = if opts.distance_reuse {
-            rest.farthest_by_kept_scores().pos
-        } else {
-            rest.score_and_farthest(&p_row, metric).pos
+        let p = extreme(&rest);
+        let p_row = rest.row(p);
+        let q = match rest.take_group(p, k, metric, selection, opts.distance_reuse) {
+            Some(q) => q,
+            None => rest.farthest_from(&p_row, metric),
         };
-        let q_row = rest.row(q);
-        rest.score_and_farthest(&q_row, metric);
-        rest.take_group(q, k, selection);
+        rest.take_group(q, k, metric, selection, false);
     }
     if rest.len() >= 2 * k {
-        group_around_extreme(&mut rest);
+        let p = extreme(&rest);
+        rest.take_group(p, k, metric, selection, false);
     }
     if !rest.is_empty() {
         rest.take_rest();
@@ -123,13 +126,16 @@ mod tests {
     use crate::dataset::Scaling;
     use ndarray::{Array2, array};
     use proptest::prelude::*;
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+    use rand_distr::{Distribution, StandardNormal};
 
     fn run(x: &Array2<f64>, k: usize, opts: MdavOptions) -> Partition {
         let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
         mdav(ws, k, opts, Exec::SEQUENTIAL, &Progress::new())
     }
 
-    const ALL_MODES: [MdavOptions; 5] = [
+    const ALL_MODES: [MdavOptions; 6] = [
         MdavOptions::TRADITIONAL,
         MdavOptions {
             algebraic_distance: true,
@@ -147,12 +153,17 @@ mod tests {
             centroid_by_subtraction: true,
             ..MdavOptions::TRADITIONAL
         },
+        MdavOptions {
+            algebraic_distance: true,
+            norm_pruning: true,
+            ..MdavOptions::TRADITIONAL
+        },
     ];
 
     #[test]
     fn hand_checked_line() {
-        // 1-D points 0,1,2 | 10,11,12 | 20,21,22, k = 3. C = 11; P = farthest = 0 (tie with
-        // 22 broken by... distance 11 both: lowest id 0); group {0,1,2}; Q = 22 -> {20,21,22};
+        // 1-D points 0,1,2 | 10,11,12 | 20,21,22, k = 3. C = 11; 0 and 22 are both 11 away:
+        // the tie goes to the lowest id, P = 0, group {0,1,2}; Q = 22, group {20,21,22};
         // 3 left = k..2k-1 -> last group.
         let x = array![
             [0.0],
@@ -194,17 +205,9 @@ mod tests {
     }
 
     fn gaussian(n: usize, d: usize, seed: u64) -> Array2<f64> {
-        // xorshift + Box-Muller: tie-free continuous data without a rand dependency.
-        let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
-        let mut uniform = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        };
-        Array2::from_shape_fn((n, d), |_| {
-            (-2.0 * uniform().ln()).sqrt() * (2.0 * std::f64::consts::PI * uniform()).cos()
-        })
+        // Continuous data: distance ties have probability zero.
+        let mut rng = StdRng::seed_from_u64(seed);
+        Array2::from_shape_simple_fn((n, d), || StandardNormal.sample(&mut rng))
     }
 
     proptest! {

@@ -3,12 +3,13 @@
 //!
 //! When a group is formed its records are swapped to the end of the prefix and the prefix
 //! shrinks, so every scan is a straight pass over contiguous memory with no index
-//! indirection. A score buffer aligned with the positions is kept (and swapped along), so
-//! distances to a reference can be reused after a group is removed (F-MDAV §3.2).
+//! indirection. Scans are fused with their consumers (argmax, selection of the nearest,
+//! candidates for the next seed), so no distance is ever written to memory.
 
+use super::norm_order::NormOrder;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
-use crate::kernels::{self, Metric, Nearest, Pick, Selection};
+use crate::kernels::{self, Farthest, Metric, Nearest, Pick, Ranked, ScoreVisitor, Selection};
 use crate::parallel::Exec;
 use crate::partition::Partition;
 use crate::progress::Progress;
@@ -17,7 +18,6 @@ use crate::progress::Progress;
 pub struct Remaining<'a, T> {
     ws: WorkingSet<T>,
     m: usize,
-    scores: Vec<T>,
     labels: Vec<u32>,
     n_groups: u32,
     sum: Vec<f64>,
@@ -33,7 +33,6 @@ impl<'a, T: Float> Remaining<'a, T> {
         Remaining {
             ws,
             m: n,
-            scores: vec![T::zero(); n],
             labels: vec![0; n],
             n_groups: 0,
             sum,
@@ -81,70 +80,72 @@ impl<'a, T: Float> Remaining<'a, T> {
             .collect()
     }
 
-    /// Scores every unassigned record against `reference` (kept for reuse) and returns the
-    /// farthest one.
-    pub fn score_and_farthest(&mut self, reference: &[T], metric: Metric) -> Pick<T> {
-        let ws = &self.ws;
-        self.exec
-            .map_chunks_mut(
-                &mut self.scores[..self.m],
-                |off, out| {
-                    kernels::fill_scores(ws, off, reference, metric, out);
-                    kernels::farthest(out, ws.ids(), off).expect("chunk is not empty")
-                },
-                Pick::farther,
-            )
-            .expect("no unassigned record")
+    fn scan<V: ScoreVisitor<T>>(
+        &self,
+        reference: &[T],
+        metric: Metric,
+        make: impl Fn() -> V + Sync,
+    ) -> V {
+        kernels::scan(self.exec, &self.ws, self.m, reference, metric, make)
     }
 
-    /// The farthest unassigned record according to the scores already in the buffer
-    /// (F-MDAV §3.2: reuse of the distances to P for Q).
-    pub fn farthest_by_kept_scores(&self) -> Pick<T> {
-        let ids = self.ws.ids();
-        self.exec
-            .map_chunks(
-                &self.scores[..self.m],
-                |off, vals| kernels::farthest(vals, ids, off).expect("chunk is not empty"),
-                Pick::farther,
-            )
-            .expect("no unassigned record")
+    /// Position of the unassigned record farthest from `reference` (ties to the lowest id).
+    pub fn farthest_from(&self, reference: &[T], metric: Metric) -> usize {
+        let far: Farthest<T> = self.scan(reference, metric, Farthest::default);
+        far.0.map(|p: Pick<T>| p.pos).expect("no unassigned record")
     }
 
-    /// Forms a group of `seed` and its `size − 1` nearest unassigned records by the scores in
-    /// the buffer (ties to the lowest id), labels it and removes it from the prefix.
-    pub fn take_group(&mut self, seed: usize, size: usize, selection: Selection) {
-        let count = size - 1;
-        let ids = self.ws.ids();
-        let mut members = match selection {
-            Selection::Partial => self
-                .exec
-                .map_chunks(
-                    &self.scores[..self.m],
-                    |off, vals| {
-                        let mut sel = Nearest::new(count);
-                        sel.scan(vals, ids, off, seed);
-                        sel
-                    },
-                    Nearest::merge,
-                )
-                .map_or_else(Vec::new, Nearest::into_positions),
-            Selection::FullSort => {
-                kernels::nearest_by_sort(&self.scores[..self.m], ids, seed, count)
-            }
-        };
+    /// Like [`Self::farthest_from`] with F-MDAV's algebraic score, by the pruned search of
+    /// [`NormOrder`] (same result, far fewer records visited).
+    pub fn farthest_by_norm_order(&self, order: &mut NormOrder, reference: &[T]) -> usize {
+        order
+            .farthest(&self.ws, self.m, reference)
+            .expect("no unassigned record")
+            .pos
+    }
+
+    /// Forms a group of the record at `seed` and its `size − 1` nearest unassigned records
+    /// (ties to the lowest id), labels it and removes it from the prefix.
+    ///
+    /// With `next_farthest`, the same pass also returns the position (after the removal)
+    /// of the remaining record farthest from the seed (F-MDAV §3.2, distance reuse): the
+    /// `size` farthest records of the pass are kept, and at most `size − 1` of them can join
+    /// the group, so the first one left is exactly the farthest remaining record.
+    pub fn take_group(
+        &mut self,
+        seed: usize,
+        size: usize,
+        metric: Metric,
+        selection: Selection,
+        next_farthest: bool,
+    ) -> Option<usize> {
+        let reference = self.ws.row(seed);
+        let far_count = if next_farthest { size } else { 0 };
+        let (near, far) = self.scan(&reference, metric, || {
+            (
+                Nearest::new(selection, size - 1, seed),
+                Ranked::farthest(far_count, seed),
+            )
+        });
+        let mut members = near.into_positions();
         members.push(seed);
-        self.remove_group(&members);
+        let next = far
+            .into_positions()
+            .into_iter()
+            .find(|p| !members.contains(p));
+        self.remove_group(&members, next)
     }
 
     /// Labels every unassigned record as one last group.
     pub fn take_rest(&mut self) {
         let all: Vec<usize> = (0..self.m).collect();
-        self.remove_group(&all);
+        self.remove_group(&all, None);
     }
 
     /// Labels the records at `positions` as a new group and swaps them to the tail of the
-    /// prefix, which then shrinks by their number.
-    fn remove_group(&mut self, positions: &[usize]) {
+    /// prefix, which then shrinks by their number. Returns where the record at `track` (not
+    /// a member) is afterwards.
+    fn remove_group(&mut self, positions: &[usize], mut track: Option<usize>) -> Option<usize> {
         let g = positions.len();
         let tail = self.m - g;
         let mut in_tail = vec![false; g];
@@ -163,7 +164,9 @@ impl<'a, T: Float> Remaining<'a, T> {
             .map(|(i, _)| tail + i);
         for (p, h) in outside.into_iter().zip(holes) {
             self.ws.swap(p, h);
-            self.scores.swap(p, h);
+            if track == Some(h) {
+                track = Some(p);
+            }
         }
         for p in tail..self.m {
             self.labels[self.ws.ids()[p] as usize] = self.n_groups;
@@ -172,6 +175,7 @@ impl<'a, T: Float> Remaining<'a, T> {
         self.n_groups += 1;
         self.m = tail;
         self.progress.add(g);
+        track
     }
 
     /// The finished partition (all records must be assigned).
