@@ -127,31 +127,25 @@ fn scan_generic<T: Float, V: ScoreVisitor<T>>(
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn scan_avx2<T: Float, V: ScoreVisitor<T>>(
-    ws: &WorkingSet<T>,
-    lo: usize,
-    hi: usize,
-    r: &[T],
-    m: Metric,
-    v: &mut V,
-) {
-    scan_generic(ws, lo, hi, r, m, v)
+/// `scan_generic` compiled for one more instruction set (chosen at run time by `scan_range`).
+macro_rules! scan_with_target_feature {
+    ($name:ident, $feature:literal) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        fn $name<T: Float, V: ScoreVisitor<T>>(
+            ws: &WorkingSet<T>,
+            lo: usize,
+            hi: usize,
+            r: &[T],
+            m: Metric,
+            v: &mut V,
+        ) {
+            scan_generic(ws, lo, hi, r, m, v)
+        }
+    };
 }
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn scan_avx512<T: Float, V: ScoreVisitor<T>>(
-    ws: &WorkingSet<T>,
-    lo: usize,
-    hi: usize,
-    r: &[T],
-    m: Metric,
-    v: &mut V,
-) {
-    scan_generic(ws, lo, hi, r, m, v)
-}
+scan_with_target_feature!(scan_avx2, "avx2");
+scan_with_target_feature!(scan_avx512, "avx512f");
 
 /// Scores positions `lo..hi` against `reference` block by block (each block stays in L1)
 /// and hands every block to `visitor`, on the best instruction set this CPU has.
