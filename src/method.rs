@@ -3,10 +3,11 @@
 //! check lives here so Rust and Python users get the same messages.
 
 use crate::algorithms::mdav::MdavOptions;
+use crate::algorithms::mondrian::CutRule;
 use crate::error::{Error, Result};
 
 /// Every method name the library accepts, in catalogue order.
-pub const METHODS: &[&str] = &["mdav"];
+pub const METHODS: &[&str] = &["mdav", "mondrian", "mondrian-v", "mondrian-v2d"];
 
 /// A parameter value as given by a caller (Python `bool`/`int`/`float`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,6 +46,8 @@ impl ParamValue {
 pub enum Method {
     /// MDAV-generic / F-MDAV (`"mdav"`).
     Mdav(MdavOptions),
+    /// Mondrian median cuts (`"mondrian"`, `"mondrian-v"`, `"mondrian-v2d"`).
+    Mondrian(CutRule),
 }
 
 const MDAV_PARAMS: &[&str] = &[
@@ -73,6 +76,16 @@ impl Method {
                 }
                 Ok(Method::Mdav(o))
             }
+            "mondrian" | "mondrian-v" | "mondrian-v2d" => {
+                if let Some((key, _)) = params.first() {
+                    return Err(unknown_parameter(name, key, &[]));
+                }
+                Ok(Method::Mondrian(match name {
+                    "mondrian" => CutRule::Range,
+                    "mondrian-v" => CutRule::Variance,
+                    _ => CutRule::Variance2D,
+                }))
+            }
             _ => Err(Error::UnknownMethod(name.to_string())),
         }
     }
@@ -81,6 +94,7 @@ impl Method {
     pub fn max_group_size(&self, k: usize) -> Option<usize> {
         match self {
             Method::Mdav(_) => Some((2 * k).saturating_sub(1).max(k)),
+            Method::Mondrian(_) => Some(2 * k),
         }
     }
 
@@ -88,6 +102,7 @@ impl Method {
     pub fn parameter_names(name: &str) -> Result<&'static [&'static str]> {
         match name {
             "mdav" => Ok(MDAV_PARAMS),
+            "mondrian" | "mondrian-v" | "mondrian-v2d" => Ok(&[]),
             _ => Err(Error::UnknownMethod(name.to_string())),
         }
     }

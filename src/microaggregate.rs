@@ -2,6 +2,7 @@
 //! run the chosen method on the requested threads, evaluate the result.
 
 use crate::algorithms::mdav::mdav;
+use crate::algorithms::mondrian::mondrian;
 use crate::dataset::{Scaling, WorkingSet, validate, validate_k};
 use crate::error::Result;
 use crate::float::Float;
@@ -56,6 +57,7 @@ pub fn microaggregate<S: Float, T: Float>(
     progress.reset();
     let partition = options.parallelism.install(|exec| match *method {
         Method::Mdav(opts) => mdav(ws, k, opts, exec, progress),
+        Method::Mondrian(rule) => mondrian(&ws, k, rule, exec, progress),
     })?;
     debug_assert!(partition.check(k, method.max_group_size(k)).is_ok());
     let evaluation = Evaluation::new(x, &partition, &scaling)?;

@@ -77,6 +77,11 @@ impl Exec {
     /// The sequential context (for tests and single-threaded callers).
     pub const SEQUENTIAL: Exec = Exec { threads: 1 };
 
+    /// True when work may be spread over a pool (recursive algorithms use `rayon::join`).
+    pub fn is_parallel(self) -> bool {
+        self.threads > 1
+    }
+
     fn splits(self, len: usize) -> bool {
         self.threads > 1 && len >= PARALLEL_MIN
     }

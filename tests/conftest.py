@@ -28,6 +28,24 @@ def published() -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+@pytest.fixture(scope="session")
+def adult() -> np.ndarray:
+    """Adult's 3 benchmark attributes (age, education-num, hours-per-week), file order."""
+    with open(_shared("datasets/adult.csv"), newline="") as f:
+        rows = list(csv.reader(f))
+    cols = [rows[0].index(c) for c in ("age", "education-num", "hours-per-week")]
+    return np.array([[float(r[c]) for c in cols] for r in rows[1:]])
+
+
+def published_figures(published: list[dict[str, str]], table: str, dataset: str, method: str) -> dict[int, str]:
+    """{k: printed IL in percent} for one table, data set and method."""
+    return {
+        int(r["k"]): r["il_percent"]
+        for r in published
+        if r["table"] == table and r["dataset"] == dataset and r["method"] == method
+    }
+
+
 def gaussian(n: int, d: int, seed: int = 0) -> np.ndarray:
     """Continuous data: distance ties have probability zero."""
     return np.random.default_rng(seed).normal(size=(n, d))

@@ -10,7 +10,10 @@
 //! is visited instead of the whole data set. This is microagg's addition to F-MDAV.
 //!
 //! Assigned records are dropped lazily: each search compacts the part of the order it
-//! visited, so the total bookkeeping is O(n) plus the records actually scored.
+//! visited, so the total bookkeeping is O(n) plus the records actually scored. Visiting a
+//! record is a gather over d columns, far slower than a streaming pass, so a search gives
+//! up after a budget of visits (the caller then scans): on data whose remaining centroid
+//! drifts away from the origin the bound stops biting, and the stream is the faster way.
 
 use crate::dataset::WorkingSet;
 use crate::float::Float;
@@ -38,8 +41,15 @@ impl NormOrder {
     }
 
     /// The unassigned record (position `< m`) with the largest ½‖x‖² − ⟨x, c⟩, ties to the
-    /// lowest id; `None` when every record is assigned.
-    pub fn farthest<T: Float>(&mut self, ws: &WorkingSet<T>, m: usize, c: &[T]) -> Option<Pick<T>> {
+    /// lowest id (`Some(None)` when every record is assigned), or `None` when proving it
+    /// would take more than `budget` visits.
+    pub fn farthest<T: Float>(
+        &mut self,
+        ws: &WorkingSet<T>,
+        m: usize,
+        c: &[T],
+        budget: usize,
+    ) -> Option<Option<Pick<T>>> {
         // Relative rounding bound of a d-term score in precision T, with a safety factor.
         let delta = 4.0 * (ws.d() as f64 + 4.0) * T::epsilon().as_f64();
         let c_norm = c
@@ -75,9 +85,10 @@ impl NormOrder {
             live.push(id);
         }
         // Keep the visited live ids, in order, right before the unvisited part.
+        let gave_up = live.len() == budget && stop < self.ids.len();
         self.head = stop - live.len();
         self.ids[self.head..stop].copy_from_slice(&live);
-        best
+        (!gave_up).then_some(best)
     }
 }
 
@@ -108,8 +119,12 @@ mod tests {
             let c: Vec<f32> = (0..d).map(|j| (shift * (j as f64 + 1.0) / 3.0) as f32).collect();
             while m > 0 {
                 let full: Farthest<f32> = kernels::scan(Exec::SEQUENTIAL, &ws, m, &c, Metric::Algebraic, Farthest::default);
-                let pruned = order.farthest(&ws, m, &c);
+                let pruned = order.farthest(&ws, m, &c, usize::MAX).unwrap();
                 prop_assert_eq!(pruned, full.0);
+                // A tight budget either proves the same answer or gives up.
+                if let Some(p) = order.clone().farthest(&ws, m, &c, 3) {
+                    prop_assert_eq!(p, full.0);
+                }
                 // Remove the winner and a record from the middle, as groups do.
                 let p = pruned.unwrap().pos;
                 ws.swap(p, m - 1);
@@ -119,7 +134,7 @@ mod tests {
                     m -= 1;
                 }
             }
-            prop_assert_eq!(order.farthest(&ws, 0, &c), None);
+            prop_assert_eq!(order.farthest(&ws, 0, &c, usize::MAX), Some(None));
         }
     }
 }

@@ -96,12 +96,13 @@ impl<'a, T: Float> Remaining<'a, T> {
     }
 
     /// Like [`Self::farthest_from`] with F-MDAV's algebraic score, by the pruned search of
-    /// [`NormOrder`] (same result, far fewer records visited).
+    /// [`NormOrder`] (same result); falls back to the streaming scan when the search would
+    /// visit more than 1/32 of the records (a visit costs several times a streamed record).
     pub fn farthest_by_norm_order(&self, order: &mut NormOrder, reference: &[T]) -> usize {
-        order
-            .farthest(&self.ws, self.m, reference)
-            .expect("no unassigned record")
-            .pos
+        match order.farthest(&self.ws, self.m, reference, self.m / 32 + 64) {
+            Some(found) => found.expect("no unassigned record").pos,
+            None => self.farthest_from(reference, Metric::Algebraic),
+        }
     }
 
     /// Forms a group of the record at `seed` and its `size − 1` nearest unassigned records

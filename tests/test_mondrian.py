@@ -1,0 +1,50 @@
+"""The Mondrian family (issue: scalable family; DESIGN §4 cut rules)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import gaussian, published_figures
+
+import microagg as ma
+
+FAMILY = ("mondrian", "mondrian-v", "mondrian-v2d")
+
+
+@pytest.mark.parametrize("method", ["mondrian", "mondrian-v"])
+def test_reproduces_table_6_on_adult(adult: np.ndarray, published: list[dict[str, str]], method: str) -> None:
+    figures = published_figures(published, "Table 6", "adult", method)
+    assert sorted(figures) == [2, 3, 4, 5, 7, 10]
+    got = {k: 100 * ma.microaggregate(adult, k, method).information_loss for k in figures}
+    assert {k: round(v, 2) for k, v in got.items()} == {k: float(v) for k, v in figures.items()}, got
+
+
+def test_v2d_is_within_five_percent_of_table_6(adult: np.ndarray, published: list[dict[str, str]]) -> None:
+    for k, printed in published_figures(published, "Table 6", "adult", "mondrian-v2d").items():
+        il = 100 * ma.microaggregate(adult, k, "mondrian-v2d").information_loss
+        assert il <= 1.05 * float(printed), (k, il, printed)
+
+
+@pytest.mark.parametrize("method", FAMILY)
+def test_group_sizes_k_to_2k_on_data_full_of_ties(method: str) -> None:
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.integers(0, 3, size=(500, 3)), np.zeros((200, 3))])  # duplicates galore
+    for k in (1, 2, 5, 17):
+        res = ma.microaggregate(X, k, method)
+        assert res.group_sizes.min() >= k and res.group_sizes.max() <= 2 * k
+        assert ma.is_k_anonymous(res.aggregated, k)
+
+
+@pytest.mark.parametrize("method", FAMILY)
+def test_threads_and_precision(method: str) -> None:
+    X = gaussian(60_000, 3, seed=1)  # parts above the parallel threshold
+    one = ma.microaggregate(X, 5, method)
+    two = ma.microaggregate(X, 5, method, n_jobs=2)
+    assert (one.labels == two.labels).all()
+    f32 = ma.microaggregate(X, 5, method, dtype="float32")
+    assert abs(f32.information_loss - one.information_loss) <= 0.005 * one.information_loss
+
+
+def test_mondrian_takes_no_parameters() -> None:
+    with pytest.raises(ValueError, match="method 'mondrian' takes no parameter, got 'rho'"):
+        ma.microaggregate(gaussian(10, 2), 2, "mondrian", rho=0.5)
