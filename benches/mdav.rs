@@ -35,9 +35,7 @@ fn bench_scan(c: &mut Criterion) {
     ) {
         let ws = working_set::<T>(x);
         let r = ws.row(7);
-        g.throughput(Throughput::Bytes(
-            ((ws.d() + 1) * ws.n() * size_of::<T>()) as u64,
-        ));
+        g.throughput(Throughput::Bytes(((ws.d() + 1) * ws.n() * size_of::<T>()) as u64));
         g.bench_function(BenchmarkId::new(T::NAME, format!("{metric:?}")), |b| {
             b.iter(|| {
                 kernels::scan(
@@ -85,41 +83,11 @@ fn bench_mdav(c: &mut Criterion) {
     let t = MdavOptions::TRADITIONAL;
     let variants: [(&str, MdavOptions); 7] = [
         ("traditional", t),
-        (
-            "algebraic_distance",
-            MdavOptions {
-                algebraic_distance: true,
-                ..t
-            },
-        ),
-        (
-            "distance_reuse",
-            MdavOptions {
-                distance_reuse: true,
-                ..t
-            },
-        ),
-        (
-            "partial_sort",
-            MdavOptions {
-                partial_sort: true,
-                ..t
-            },
-        ),
-        (
-            "centroid_by_subtraction",
-            MdavOptions {
-                centroid_by_subtraction: true,
-                ..t
-            },
-        ),
-        (
-            "all_four",
-            MdavOptions {
-                norm_pruning: false,
-                ..MdavOptions::default()
-            },
-        ),
+        ("algebraic_distance", MdavOptions { algebraic_distance: true, ..t }),
+        ("distance_reuse", MdavOptions { distance_reuse: true, ..t }),
+        ("partial_sort", MdavOptions { partial_sort: true, ..t }),
+        ("centroid_by_subtraction", MdavOptions { centroid_by_subtraction: true, ..t }),
+        ("all_four", MdavOptions { norm_pruning: false, ..MdavOptions::default() }),
         ("default_with_norm_pruning", MdavOptions::default()),
     ];
     let mut g = c.benchmark_group("mdav_10k_x15_k10");
@@ -133,13 +101,7 @@ fn bench_mdav(c: &mut Criterion) {
     let ws32 = working_set::<f32>(&x);
     for (name, opts) in [
         ("single_precision", t),
-        (
-            "all_five",
-            MdavOptions {
-                norm_pruning: false,
-                ..MdavOptions::default()
-            },
-        ),
+        ("all_five", MdavOptions { norm_pruning: false, ..MdavOptions::default() }),
         ("default", MdavOptions::default()),
     ] {
         g.bench_function(BenchmarkId::new("float32", name), |b| {

@@ -28,10 +28,7 @@ pub struct Scaling {
 pub fn validate<T: Float>(x: ArrayView2<T>) -> Result<()> {
     let (n, d) = x.dim();
     if n == 0 || d == 0 {
-        return Err(Error::EmptyInput {
-            n_records: n,
-            n_attributes: d,
-        });
+        return Err(Error::EmptyInput { n_records: n, n_attributes: d });
     }
     if n > u32::MAX as usize {
         return Err(Error::InvalidParameter {
@@ -41,10 +38,7 @@ pub fn validate<T: Float>(x: ArrayView2<T>) -> Result<()> {
     }
     for (i, row) in x.rows().into_iter().enumerate() {
         if let Some(j) = row.iter().position(|v| !v.is_finite()) {
-            return Err(Error::NonFinite {
-                record: i,
-                attribute: j,
-            });
+            return Err(Error::NonFinite { record: i, attribute: j });
         }
     }
     Ok(())
@@ -109,10 +103,7 @@ impl<T: Float> WorkingSet<T> {
         let (n, d) = x.dim();
         let mut cols = Vec::with_capacity(n * d);
         for (j, c) in x.columns().into_iter().enumerate() {
-            cols.extend(
-                c.iter()
-                    .map(|v| T::from_f64_lossy(scaling.apply(j, v.as_f64()))),
-            );
+            cols.extend(c.iter().map(|v| T::from_f64_lossy(scaling.apply(j, v.as_f64()))));
         }
         let mut half_norms = vec![0.0f64; n];
         for c in cols.chunks_exact(n) {
@@ -120,22 +111,12 @@ impl<T: Float> WorkingSet<T> {
                 *h += v.as_f64() * v.as_f64();
             }
         }
-        let half_norms: Vec<T> = half_norms
-            .iter()
-            .map(|&h| T::from_f64_lossy(0.5 * h))
-            .collect();
+        let half_norms: Vec<T> = half_norms.iter().map(|&h| T::from_f64_lossy(0.5 * h)).collect();
         if let Some(record) = half_norms.iter().position(|h| !h.is_finite()) {
             return Err(Error::Overflow { record });
         }
         let ids: Vec<u32> = (0..n as u32).collect();
-        Ok(WorkingSet {
-            n,
-            d,
-            cols,
-            half_norms,
-            positions: ids.clone(),
-            ids,
-        })
+        Ok(WorkingSet { n, d, cols, half_norms, positions: ids.clone(), ids })
     }
 
     /// Number of records.
@@ -214,10 +195,7 @@ impl<T: Float> WorkingSet<T> {
 
     /// Column sums (f64) over the positions `0..m`.
     pub fn prefix_sums(&self, m: usize) -> Vec<f64> {
-        self.cols
-            .chunks_exact(self.n)
-            .map(|c| c[..m].iter().map(|v| v.as_f64()).sum())
-            .collect()
+        self.cols.chunks_exact(self.n).map(|c| c[..m].iter().map(|v| v.as_f64()).sum()).collect()
     }
 }
 
@@ -231,21 +209,9 @@ mod tests {
         let e = ndarray::Array2::<f64>::zeros((0, 3));
         assert!(matches!(validate(e.view()), Err(Error::EmptyInput { .. })));
         let x = array![[1.0, 2.0], [3.0, f64::NAN]];
-        assert_eq!(
-            validate(x.view()),
-            Err(Error::NonFinite {
-                record: 1,
-                attribute: 1
-            })
-        );
+        assert_eq!(validate(x.view()), Err(Error::NonFinite { record: 1, attribute: 1 }));
         let x = array![[1.0, f64::NEG_INFINITY]];
-        assert_eq!(
-            validate(x.view()),
-            Err(Error::NonFinite {
-                record: 0,
-                attribute: 1
-            })
-        );
+        assert_eq!(validate(x.view()), Err(Error::NonFinite { record: 0, attribute: 1 }));
     }
 
     #[test]
@@ -288,10 +254,7 @@ mod tests {
     fn overflow_in_single_precision_is_an_error() {
         let x = array![[0.0], [1e25]];
         let s = Scaling::fit(x.view(), false);
-        assert!(matches!(
-            WorkingSet::<f32>::new(x.view(), &s),
-            Err(Error::Overflow { .. })
-        ));
+        assert!(matches!(WorkingSet::<f32>::new(x.view(), &s), Err(Error::Overflow { .. })));
         assert!(WorkingSet::<f64>::new(x.view(), &s).is_ok());
     }
 }

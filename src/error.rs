@@ -8,10 +8,7 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
     /// The data has no records or no attributes.
-    EmptyInput {
-        n_records: usize,
-        n_attributes: usize,
-    },
+    EmptyInput { n_records: usize, n_attributes: usize },
     /// A value is NaN or ±inf (0-based record and attribute index).
     NonFinite { record: usize, attribute: usize },
     /// Values are so large that squared norms overflow the working precision.
@@ -21,17 +18,9 @@ pub enum Error {
     /// The method name is not in [`crate::METHODS`].
     UnknownMethod(String),
     /// A method parameter is unknown for that method.
-    UnknownParameter {
-        method: String,
-        name: String,
-        allowed: Vec<&'static str>,
-    },
+    UnknownParameter { method: String, name: String, allowed: Vec<&'static str> },
     /// A parameter has the wrong type (maps to Python's `TypeError`).
-    ParameterType {
-        name: String,
-        expected: &'static str,
-        got: &'static str,
-    },
+    ParameterType { name: String, expected: &'static str, got: &'static str },
     /// A parameter has a value outside its allowed range.
     InvalidParameter { name: String, reason: String },
     /// Labels do not describe a partition of the data (length or range wrong).
@@ -41,10 +30,7 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::EmptyInput {
-                n_records,
-                n_attributes,
-            } => write!(
+            Error::EmptyInput { n_records, n_attributes } => write!(
                 f,
                 "the data is empty ({n_records} records x {n_attributes} attributes); \
                  microaggregation needs at least one record and one attribute"
@@ -59,20 +45,13 @@ impl fmt::Display for Error {
                 "values are too large for the working precision (squared norm of record {record} \
                  overflows); standardize the data or use dtype='float64'"
             ),
-            Error::InvalidK { k, n_records } => write!(
-                f,
-                "k must be between 1 and the number of records ({n_records}), got k={k}"
-            ),
-            Error::UnknownMethod(name) => write!(
-                f,
-                "unknown method '{name}'; choose one of: {}",
-                crate::METHODS.join(", ")
-            ),
-            Error::UnknownParameter {
-                method,
-                name,
-                allowed,
-            } => {
+            Error::InvalidK { k, n_records } => {
+                write!(f, "k must be between 1 and the number of records ({n_records}), got k={k}")
+            }
+            Error::UnknownMethod(name) => {
+                write!(f, "unknown method '{name}'; choose one of: {}", crate::METHODS.join(", "))
+            }
+            Error::UnknownParameter { method, name, allowed } => {
                 if allowed.is_empty() {
                     write!(f, "method '{method}' takes no parameter, got '{name}'")
                 } else {
@@ -83,11 +62,7 @@ impl fmt::Display for Error {
                     )
                 }
             }
-            Error::ParameterType {
-                name,
-                expected,
-                got,
-            } => {
+            Error::ParameterType { name, expected, got } => {
                 write!(f, "parameter '{name}' must be a {expected}, got {got}")
             }
             Error::InvalidParameter { name, reason } => write!(f, "invalid {name}: {reason}"),

@@ -42,17 +42,12 @@ fn score_lanes<T: Float, const L: usize>(
     metric: Metric,
     out: &mut [T; L],
 ) {
-    let col = |j: usize| -> &[T; L] {
-        ws.column(j)[start..start + L]
-            .try_into()
-            .expect("L positions")
-    };
+    let col =
+        |j: usize| -> &[T; L] { ws.column(j)[start..start + L].try_into().expect("L positions") };
     let mut acc = [T::zero(); L];
     match metric {
         Metric::Algebraic => {
-            let h: &[T; L] = ws.half_norms()[start..start + L]
-                .try_into()
-                .expect("L positions");
+            let h: &[T; L] = ws.half_norms()[start..start + L].try_into().expect("L positions");
             let (r0, x0) = (reference[0], col(0));
             for l in 0..L {
                 acc[l] = h[l] - r0 * x0[l];
@@ -228,10 +223,8 @@ fn max_value<T: Float>(values: &[T]) -> T {
             *l = if v > *l { v } else { *l };
         }
     }
-    let mut m = chunks
-        .remainder()
-        .iter()
-        .fold(T::neg_infinity(), |a, &v| if v > a { v } else { a });
+    let mut m =
+        chunks.remainder().iter().fold(T::neg_infinity(), |a, &v| if v > a { v } else { a });
     for l in lanes {
         m = if l > m { l } else { m };
     }
@@ -254,11 +247,7 @@ pub fn farthest<T: Float>(values: &[T], ids: &[u32], offset: usize) -> Option<Pi
         .filter(|(_, (v, _))| **v == best)
         .map(|(i, (_, id))| (i, id))
         .min_by_key(|(_, id)| **id)?;
-    Some(Pick {
-        score: best,
-        id,
-        pos: offset + i,
-    })
+    Some(Pick { score: best, id, pos: offset + i })
 }
 
 /// The farthest record of a scan (`None` before any record is seen).
@@ -291,9 +280,30 @@ type Key<T> = (T, u32, u32);
 
 #[inline]
 fn key_cmp<T: Float>(a: &Key<T>, b: &Key<T>) -> Ordering {
-    a.0.partial_cmp(&b.0)
-        .unwrap_or(Ordering::Equal)
-        .then(a.1.cmp(&b.1))
+    a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal).then(a.1.cmp(&b.1))
+}
+
+/// Up to two positions a selection must skip (the seed, and for MDAV*'s N2 also x̄).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exclude([usize; 2]);
+
+impl Exclude {
+    #[inline(always)]
+    fn contains(self, pos: usize) -> bool {
+        self.0[0] == pos || self.0[1] == pos
+    }
+}
+
+impl From<usize> for Exclude {
+    fn from(p: usize) -> Self {
+        Exclude([p, p])
+    }
+}
+
+impl From<[usize; 2]> for Exclude {
+    fn from(p: [usize; 2]) -> Self {
+        Exclude(p)
+    }
 }
 
 /// How the nearest records are selected (F-MDAV §3.3).
@@ -317,30 +327,24 @@ pub struct Ranked<T> {
     count: usize,
     /// +1 ranks by ascending score (nearest), −1 by descending score (farthest); exact.
     sign: T,
-    exclude: usize,
+    exclude: Exclude,
     keys: Vec<Key<T>>,
     threshold: Option<Key<T>>,
 }
 
 impl<T: Float> Ranked<T> {
-    /// The `count` nearest records, never `exclude` (pass `usize::MAX` to exclude none).
-    pub fn nearest(count: usize, exclude: usize) -> Self {
-        Self::with_sign(count, exclude, T::one())
+    /// The `count` nearest records, never the excluded ones.
+    pub fn nearest(count: usize, exclude: impl Into<Exclude>) -> Self {
+        Self::with_sign(count, exclude.into(), T::one())
     }
 
-    /// The `count` farthest records, never `exclude`.
-    pub fn farthest(count: usize, exclude: usize) -> Self {
-        Self::with_sign(count, exclude, -T::one())
+    /// The `count` farthest records, never the excluded ones.
+    pub fn farthest(count: usize, exclude: impl Into<Exclude>) -> Self {
+        Self::with_sign(count, exclude.into(), -T::one())
     }
 
-    fn with_sign(count: usize, exclude: usize, sign: T) -> Self {
-        Ranked {
-            count,
-            sign,
-            exclude,
-            keys: Vec::with_capacity(2 * count.max(1)),
-            threshold: None,
-        }
+    fn with_sign(count: usize, exclude: Exclude, sign: T) -> Self {
+        Ranked { count, sign, exclude, keys: Vec::with_capacity(2 * count.max(1)), threshold: None }
     }
 
     #[inline(never)]
@@ -388,7 +392,7 @@ impl<T: Float> ScoreVisitor<T> for Ranked<T> {
         }
         for (i, &v) in scores.iter().enumerate() {
             let pos = offset + i;
-            if pos != self.exclude {
+            if !self.exclude.contains(pos) {
                 self.offer((sign * v, ids[pos], pos as u32));
             }
         }
@@ -406,28 +410,20 @@ impl<T: Float> ScoreVisitor<T> for Ranked<T> {
 #[derive(Debug, Clone)]
 pub struct SortedNearest<T> {
     count: usize,
-    exclude: usize,
+    exclude: Exclude,
     keys: Vec<Key<T>>,
 }
 
 impl<T: Float> SortedNearest<T> {
-    /// Collects every record but `exclude`; [`Self::into_positions`] sorts them all.
-    pub fn new(count: usize, exclude: usize) -> Self {
-        SortedNearest {
-            count,
-            exclude,
-            keys: Vec::new(),
-        }
+    /// Collects every record but the excluded ones; [`Self::into_positions`] sorts them all.
+    pub fn new(count: usize, exclude: impl Into<Exclude>) -> Self {
+        SortedNearest { count, exclude: exclude.into(), keys: Vec::new() }
     }
 
     /// The `count` nearest positions after a full sort.
     pub fn into_positions(mut self) -> Vec<usize> {
         self.keys.sort_by(key_cmp);
-        self.keys
-            .iter()
-            .take(self.count)
-            .map(|k| k.2 as usize)
-            .collect()
+        self.keys.iter().take(self.count).map(|k| k.2 as usize).collect()
     }
 }
 
@@ -439,7 +435,7 @@ impl<T: Float> ScoreVisitor<T> for SortedNearest<T> {
                 .iter()
                 .enumerate()
                 .map(|(i, &v)| (v, ids[offset + i], (offset + i) as u32))
-                .filter(|k| k.2 as usize != exclude),
+                .filter(|k| !exclude.contains(k.2 as usize)),
         );
     }
 
@@ -459,8 +455,9 @@ pub enum Nearest<T> {
 }
 
 impl<T: Float> Nearest<T> {
-    /// The `count` nearest records but `exclude`, selected by `selection`.
-    pub fn new(selection: Selection, count: usize, exclude: usize) -> Self {
+    /// The `count` nearest records but the excluded ones, selected by `selection`.
+    pub fn new(selection: Selection, count: usize, exclude: impl Into<Exclude>) -> Self {
+        let exclude = exclude.into();
         match selection {
             Selection::Partial => Nearest::Partial(Ranked::nearest(count, exclude)),
             Selection::FullSort => Nearest::Sorted(SortedNearest::new(count, exclude)),

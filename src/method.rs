@@ -7,7 +7,8 @@ use crate::algorithms::mondrian::CutRule;
 use crate::error::{Error, Result};
 
 /// Every method name the library accepts, in catalogue order.
-pub const METHODS: &[&str] = &["mdav", "mondrian", "mondrian-v", "mondrian-v2d"];
+pub const METHODS: &[&str] =
+    &["mdav", "mdav-star", "mdav-star-plus", "mondrian", "mondrian-v", "mondrian-v2d"];
 
 /// A parameter value as given by a caller (Python `bool`/`int`/`float`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -46,16 +47,14 @@ impl ParamValue {
 pub enum Method {
     /// MDAV-generic / F-MDAV (`"mdav"`).
     Mdav(MdavOptions),
+    /// MDAV* (`"mdav-star"`) or, with `plus`, MDAV*+ (`"mdav-star-plus"`).
+    MdavStar { plus: bool },
     /// Mondrian median cuts (`"mondrian"`, `"mondrian-v"`, `"mondrian-v2d"`).
     Mondrian(CutRule),
 }
 
-const MDAV_PARAMS: &[&str] = &[
-    "algebraic_distance",
-    "distance_reuse",
-    "partial_sort",
-    "centroid_by_subtraction",
-];
+const MDAV_PARAMS: &[&str] =
+    &["algebraic_distance", "distance_reuse", "partial_sort", "centroid_by_subtraction"];
 
 impl Method {
     /// Parses a method name and its parameters, rejecting unknown names and bad values.
@@ -76,9 +75,12 @@ impl Method {
                 }
                 Ok(Method::Mdav(o))
             }
-            "mondrian" | "mondrian-v" | "mondrian-v2d" => {
+            "mdav-star" | "mdav-star-plus" | "mondrian" | "mondrian-v" | "mondrian-v2d" => {
                 if let Some((key, _)) = params.first() {
                     return Err(unknown_parameter(name, key, &[]));
+                }
+                if let Some(plus) = name.strip_prefix("mdav-star").map(|s| s == "-plus") {
+                    return Ok(Method::MdavStar { plus });
                 }
                 Ok(Method::Mondrian(match name {
                     "mondrian" => CutRule::Range,
@@ -95,6 +97,8 @@ impl Method {
         match self {
             Method::Mdav(_) => Some((2 * k).saturating_sub(1).max(k)),
             Method::Mondrian(_) => Some(2 * k),
+            Method::MdavStar { plus: true } => Some((2 * k - 1).max(k)),
+            Method::MdavStar { plus: false } => None,
         }
     }
 
@@ -102,7 +106,7 @@ impl Method {
     pub fn parameter_names(name: &str) -> Result<&'static [&'static str]> {
         match name {
             "mdav" => Ok(MDAV_PARAMS),
-            "mondrian" | "mondrian-v" | "mondrian-v2d" => Ok(&[]),
+            "mdav-star" | "mdav-star-plus" | "mondrian" | "mondrian-v" | "mondrian-v2d" => Ok(&[]),
             _ => Err(Error::UnknownMethod(name.to_string())),
         }
     }
@@ -123,17 +127,8 @@ mod tests {
     #[test]
     fn parses_and_validates() {
         let m = Method::parse("mdav", &[("partial_sort".into(), ParamValue::Bool(false))]).unwrap();
-        assert_eq!(
-            m,
-            Method::Mdav(MdavOptions {
-                partial_sort: false,
-                ..Default::default()
-            })
-        );
-        assert!(matches!(
-            Method::parse("nope", &[]),
-            Err(Error::UnknownMethod(_))
-        ));
+        assert_eq!(m, Method::Mdav(MdavOptions { partial_sort: false, ..Default::default() }));
+        assert!(matches!(Method::parse("nope", &[]), Err(Error::UnknownMethod(_))));
         assert!(matches!(
             Method::parse("mdav", &[("gamma".into(), ParamValue::Float(0.2))]),
             Err(Error::UnknownParameter { .. })

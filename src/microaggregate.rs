@@ -2,6 +2,7 @@
 //! run the chosen method on the requested threads, evaluate the result.
 
 use crate::algorithms::mdav::mdav;
+use crate::algorithms::mdav_star::mdav_star;
 use crate::algorithms::mondrian::mondrian;
 use crate::dataset::{Scaling, WorkingSet, validate, validate_k};
 use crate::error::Result;
@@ -24,10 +25,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options {
-            standardize: true,
-            parallelism: Parallelism::Sequential,
-        }
+        Options { standardize: true, parallelism: Parallelism::Sequential }
     }
 }
 
@@ -58,13 +56,11 @@ pub fn microaggregate<S: Float, T: Float>(
     let partition = options.parallelism.install(|exec| match *method {
         Method::Mdav(opts) => mdav(ws, k, opts, exec, progress),
         Method::Mondrian(rule) => mondrian(&ws, k, rule, exec, progress),
+        Method::MdavStar { plus } => mdav_star(ws, k, plus, exec, progress),
     })?;
     debug_assert!(partition.check(k, method.max_group_size(k)).is_ok());
     let evaluation = Evaluation::new(x, &partition, &scaling)?;
-    Ok(Outcome {
-        partition,
-        evaluation,
-    })
+    Ok(Outcome { partition, evaluation })
 }
 
 /// SSE, SST and centroids of `x` grouped by `labels` (for `information_loss(X, labels)`).

@@ -29,11 +29,7 @@ impl Parallelism {
     /// -2 = all but one, and so on. 0 and values below -(cores) are errors.
     pub fn from_n_jobs(n_jobs: i64) -> Result<Self> {
         let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as i64;
-        let threads = if n_jobs < 0 {
-            cores + 1 + n_jobs
-        } else {
-            n_jobs
-        };
+        let threads = if n_jobs < 0 { cores + 1 + n_jobs } else { n_jobs };
         if n_jobs == 0 || threads < 1 {
             return Err(Error::InvalidParameter {
                 name: "n_jobs".into(),
@@ -54,12 +50,12 @@ impl Parallelism {
         match self {
             Parallelism::Sequential => Ok(f(Exec::SEQUENTIAL)),
             Parallelism::Threads(t) => {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(t.get())
-                    .build()
-                    .map_err(|e| Error::InvalidParameter {
-                        name: "n_jobs".into(),
-                        reason: format!("cannot start {t} threads: {e}"),
+                let pool =
+                    rayon::ThreadPoolBuilder::new().num_threads(t.get()).build().map_err(|e| {
+                        Error::InvalidParameter {
+                            name: "n_jobs".into(),
+                            reason: format!("cannot start {t} threads: {e}"),
+                        }
                     })?;
                 Ok(pool.install(|| f(Exec { threads: t.get() })))
             }
@@ -113,10 +109,7 @@ mod tests {
 
     #[test]
     fn n_jobs_convention() {
-        assert_eq!(
-            Parallelism::from_n_jobs(1).unwrap(),
-            Parallelism::Sequential
-        );
+        assert_eq!(Parallelism::from_n_jobs(1).unwrap(), Parallelism::Sequential);
         assert_eq!(
             Parallelism::from_n_jobs(3).unwrap(),
             Parallelism::Threads(NonZeroUsize::new(3).unwrap())
@@ -137,10 +130,6 @@ mod tests {
             .unwrap();
         assert_eq!(seq, par);
         let many = Parallelism::from_n_jobs(1000).unwrap();
-        assert_eq!(
-            many.install(|e| e.map_range(v.len(), sum, |a, b| a + b))
-                .unwrap(),
-            seq
-        );
+        assert_eq!(many.install(|e| e.map_range(v.len(), sum, |a, b| a + b)).unwrap(), seq);
     }
 }

@@ -111,20 +111,12 @@ impl Evaluation {
                 sst += scaling.apply(j, v).powi(2);
             }
         }
-        Ok(Evaluation {
-            centroids,
-            sse,
-            sst,
-        })
+        Ok(Evaluation { centroids, sse, sst })
     }
 
     /// SSE / SST in [0, 1]; 0 when every record is identical (SST = 0).
     pub fn information_loss(&self) -> f64 {
-        if self.sst > 0.0 {
-            (self.sse / self.sst).clamp(0.0, 1.0)
-        } else {
-            0.0
-        }
+        if self.sst > 0.0 { (self.sse / self.sst).clamp(0.0, 1.0) } else { 0.0 }
     }
 }
 

@@ -63,19 +63,11 @@ impl MdavOptions {
     };
 
     fn metric(self) -> Metric {
-        if self.algebraic_distance {
-            Metric::Algebraic
-        } else {
-            Metric::Direct
-        }
+        if self.algebraic_distance { Metric::Algebraic } else { Metric::Direct }
     }
 
     fn selection(self) -> Selection {
-        if self.partial_sort {
-            Selection::Partial
-        } else {
-            Selection::FullSort
-        }
+        if self.partial_sort { Selection::Partial } else { Selection::FullSort }
     }
 }
 
@@ -137,27 +129,11 @@ mod tests {
 
     const ALL_MODES: [MdavOptions; 6] = [
         MdavOptions::TRADITIONAL,
-        MdavOptions {
-            algebraic_distance: true,
-            ..MdavOptions::TRADITIONAL
-        },
-        MdavOptions {
-            distance_reuse: true,
-            ..MdavOptions::TRADITIONAL
-        },
-        MdavOptions {
-            partial_sort: true,
-            ..MdavOptions::TRADITIONAL
-        },
-        MdavOptions {
-            centroid_by_subtraction: true,
-            ..MdavOptions::TRADITIONAL
-        },
-        MdavOptions {
-            algebraic_distance: true,
-            norm_pruning: true,
-            ..MdavOptions::TRADITIONAL
-        },
+        MdavOptions { algebraic_distance: true, ..MdavOptions::TRADITIONAL },
+        MdavOptions { distance_reuse: true, ..MdavOptions::TRADITIONAL },
+        MdavOptions { partial_sort: true, ..MdavOptions::TRADITIONAL },
+        MdavOptions { centroid_by_subtraction: true, ..MdavOptions::TRADITIONAL },
+        MdavOptions { algebraic_distance: true, norm_pruning: true, ..MdavOptions::TRADITIONAL },
     ];
 
     #[test]
@@ -165,17 +141,7 @@ mod tests {
         // 1-D points 0,1,2 | 10,11,12 | 20,21,22, k = 3. C = 11; 0 and 22 are both 11 away:
         // the tie goes to the lowest id, P = 0, group {0,1,2}; Q = 22, group {20,21,22};
         // 3 left = k..2k-1 -> last group.
-        let x = array![
-            [0.0],
-            [1.0],
-            [2.0],
-            [10.0],
-            [11.0],
-            [12.0],
-            [20.0],
-            [21.0],
-            [22.0]
-        ];
+        let x = array![[0.0], [1.0], [2.0], [10.0], [11.0], [12.0], [20.0], [21.0], [22.0]];
         let p = run(&x, 3, MdavOptions::default());
         assert_eq!(p.labels(), &[0, 0, 0, 2, 2, 2, 1, 1, 1]);
     }

@@ -1,6 +1,8 @@
 //! The microaggregation algorithms, one family per file (DESIGN §4).
 
+pub mod clusters;
 pub mod mdav;
+pub mod mdav_star;
 pub mod mondrian;
 pub mod norm_order;
 pub mod remaining;

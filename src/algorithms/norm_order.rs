@@ -33,9 +33,7 @@ impl NormOrder {
         let h = ws.half_norms();
         ids.sort_unstable_by(|&a, &b| {
             let (ha, hb) = (h[ws.position_of(a)], h[ws.position_of(b)]);
-            hb.partial_cmp(&ha)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.cmp(&b))
+            hb.partial_cmp(&ha).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
         });
         NormOrder { ids, head: 0 }
     }
@@ -52,11 +50,7 @@ impl NormOrder {
     ) -> Option<Option<Pick<T>>> {
         // Relative rounding bound of a d-term score in precision T, with a safety factor.
         let delta = 4.0 * (ws.d() as f64 + 4.0) * T::epsilon().as_f64();
-        let c_norm = c
-            .iter()
-            .map(|v| v.as_f64() * v.as_f64())
-            .sum::<f64>()
-            .sqrt();
+        let c_norm = c.iter().map(|v| v.as_f64() * v.as_f64()).sum::<f64>().sqrt();
         let h = ws.half_norms();
         let mut best: Option<Pick<T>> = None;
         let mut live = Vec::new();
@@ -76,11 +70,7 @@ impl NormOrder {
                     break;
                 }
             }
-            let pick = Pick {
-                score: ws.algebraic_score(p, c),
-                id,
-                pos: p,
-            };
+            let pick = Pick { score: ws.algebraic_score(p, c), id, pos: p };
             best = Some(best.map_or(pick, |b| b.farther(pick)));
             live.push(id);
         }

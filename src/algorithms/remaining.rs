@@ -30,15 +30,7 @@ impl<'a, T: Float> Remaining<'a, T> {
     pub fn new(ws: WorkingSet<T>, exec: Exec, progress: &'a Progress) -> Self {
         let n = ws.n();
         let sum = ws.prefix_sums(n);
-        Remaining {
-            ws,
-            m: n,
-            labels: vec![0; n],
-            n_groups: 0,
-            sum,
-            exec,
-            progress,
-        }
+        Remaining { ws, m: n, labels: vec![0; n], n_groups: 0, sum, exec, progress }
     }
 
     /// Number of unassigned records.
@@ -60,9 +52,7 @@ impl<'a, T: Float> Remaining<'a, T> {
 
     /// Position of the unassigned record with the lowest original id.
     pub fn lowest_id_position(&self) -> usize {
-        (0..self.m)
-            .min_by_key(|&p| self.ws.ids()[p])
-            .expect("no unassigned record")
+        (0..self.m).min_by_key(|&p| self.ws.ids()[p]).expect("no unassigned record")
     }
 
     /// Centroid of the unassigned records: from the running sum (F-MDAV §3.4, "centroid by
@@ -75,9 +65,7 @@ impl<'a, T: Float> Remaining<'a, T> {
             recomputed = self.ws.prefix_sums(self.m);
             &recomputed
         };
-        sum.iter()
-            .map(|s| T::from_f64_lossy(s / self.m as f64))
-            .collect()
+        sum.iter().map(|s| T::from_f64_lossy(s / self.m as f64)).collect()
     }
 
     fn scan<V: ScoreVisitor<T>>(
@@ -105,6 +93,42 @@ impl<'a, T: Float> Remaining<'a, T> {
         }
     }
 
+    /// The record at position `p`, widened to f64.
+    pub fn row_f64(&self, p: usize) -> Vec<f64> {
+        self.ws.row(p).into_iter().map(Float::as_f64).collect()
+    }
+
+    /// Current position of the record with original id `id`.
+    #[inline]
+    pub fn position_of(&self, id: u32) -> usize {
+        self.ws.position_of(id)
+    }
+
+    /// Original id of the record at position `p`.
+    #[inline]
+    pub fn id(&self, p: usize) -> u32 {
+        self.ws.ids()[p]
+    }
+
+    /// The positions of the `count` unassigned records nearest to the one at `seed` (ties to
+    /// the lowest id), nearest first, never the seed nor `also_exclude`.
+    pub fn nearest(&self, seed: usize, count: usize, also_exclude: Option<usize>) -> Vec<usize> {
+        let reference = self.ws.row(seed);
+        let exclude = [seed, also_exclude.unwrap_or(seed)];
+        let near: Nearest<T> = self.scan(&reference, Metric::Algebraic, || {
+            Nearest::new(Selection::Partial, count, exclude)
+        });
+        near.into_positions()
+    }
+
+    /// Removes the records at `positions`, labelling them as group `label` (an existing one)
+    /// or, with `None`, as a new group; returns the label used.
+    pub fn remove_into(&mut self, positions: &[usize], label: Option<u32>) -> u32 {
+        let label = label.unwrap_or_else(|| self.new_label());
+        self.remove_group(positions, None, label);
+        label
+    }
+
     /// Forms a group of the record at `seed` and its `size − 1` nearest unassigned records
     /// (ties to the lowest id), labels it and removes it from the prefix.
     ///
@@ -123,30 +147,36 @@ impl<'a, T: Float> Remaining<'a, T> {
         let reference = self.ws.row(seed);
         let far_count = if next_farthest { size } else { 0 };
         let (near, far) = self.scan(&reference, metric, || {
-            (
-                Nearest::new(selection, size - 1, seed),
-                Ranked::farthest(far_count, seed),
-            )
+            (Nearest::new(selection, size - 1, seed), Ranked::farthest(far_count, seed))
         });
         let mut members = near.into_positions();
         members.push(seed);
-        let next = far
-            .into_positions()
-            .into_iter()
-            .find(|p| !members.contains(p));
-        self.remove_group(&members, next)
+        let next = far.into_positions().into_iter().find(|p| !members.contains(p));
+        let label = self.new_label();
+        self.remove_group(&members, next, label)
     }
 
     /// Labels every unassigned record as one last group.
     pub fn take_rest(&mut self) {
         let all: Vec<usize> = (0..self.m).collect();
-        self.remove_group(&all, None);
+        let label = self.new_label();
+        self.remove_group(&all, None, label);
     }
 
-    /// Labels the records at `positions` as a new group and swaps them to the tail of the
+    fn new_label(&mut self) -> u32 {
+        self.n_groups += 1;
+        self.n_groups - 1
+    }
+
+    /// Labels the records at `positions` as group `label` and swaps them to the tail of the
     /// prefix, which then shrinks by their number. Returns where the record at `track` (not
     /// a member) is afterwards.
-    fn remove_group(&mut self, positions: &[usize], mut track: Option<usize>) -> Option<usize> {
+    fn remove_group(
+        &mut self,
+        positions: &[usize],
+        mut track: Option<usize>,
+        label: u32,
+    ) -> Option<usize> {
         let g = positions.len();
         let tail = self.m - g;
         let mut in_tail = vec![false; g];
@@ -158,11 +188,7 @@ impl<'a, T: Float> Remaining<'a, T> {
                 outside.push(p);
             }
         }
-        let holes = in_tail
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| !**t)
-            .map(|(i, _)| tail + i);
+        let holes = in_tail.iter().enumerate().filter(|(_, t)| !**t).map(|(i, _)| tail + i);
         for (p, h) in outside.into_iter().zip(holes) {
             self.ws.swap(p, h);
             if track == Some(h) {
@@ -170,10 +196,9 @@ impl<'a, T: Float> Remaining<'a, T> {
             }
         }
         for p in tail..self.m {
-            self.labels[self.ws.ids()[p] as usize] = self.n_groups;
+            self.labels[self.ws.ids()[p] as usize] = label;
             self.ws.subtract_row_from(p, &mut self.sum);
         }
-        self.n_groups += 1;
         self.m = tail;
         self.progress.add(g);
         track

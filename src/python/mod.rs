@@ -52,9 +52,7 @@ struct Progress {
 impl Progress {
     #[new]
     fn new() -> Self {
-        Progress {
-            inner: Arc::new(crate::progress::Progress::new()),
-        }
+        Progress { inner: Arc::new(crate::progress::Progress::new()) }
     }
 
     /// Records assigned to groups so far.
@@ -100,20 +98,12 @@ fn run_typed<S: Float + numpy::Element, T: Float>(
     progress: &crate::progress::Progress,
 ) -> PyResult<Outcome> {
     let view = x.as_array();
-    run_detached(py, || {
-        microaggregate::<S, T>(view, k, method, options, progress)
-    })
+    run_detached(py, || microaggregate::<S, T>(view, k, method, options, progress))
 }
 
 type Evaluated<'py> = (Bound<'py, PyArray2<f64>>, f64, f64);
 /// `(labels, n_groups, centroids, sse, sst)`.
-type Microaggregated<'py> = (
-    Bound<'py, PyArray1<i64>>,
-    usize,
-    Bound<'py, PyArray2<f64>>,
-    f64,
-    f64,
-);
+type Microaggregated<'py> = (Bound<'py, PyArray1<i64>>, usize, Bound<'py, PyArray2<f64>>, f64, f64);
 
 fn evaluation_to_py(py: Python<'_>, e: Evaluation) -> Evaluated<'_> {
     (e.centroids.into_pyarray(py), e.sse, e.sst)
@@ -135,14 +125,10 @@ fn microaggregate_array<'py>(
     progress: Option<&Bound<'py, Progress>>,
 ) -> PyResult<Microaggregated<'py>> {
     let method = Method::parse(method, &parse_params(params)?).map_err(to_py_err)?;
-    let options = Options {
-        standardize,
-        parallelism: Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?,
-    };
-    let counter = progress.map_or_else(
-        || Arc::new(crate::progress::Progress::new()),
-        |p| p.get().inner.clone(),
-    );
+    let options =
+        Options { standardize, parallelism: Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)? };
+    let counter = progress
+        .map_or_else(|| Arc::new(crate::progress::Progress::new()), |p| p.get().inner.clone());
     let out = match (&x, single_precision) {
         (Data::F64(a), false) => run_typed::<f64, f64>(py, a, k, &method, &options, &counter),
         (Data::F64(a), true) => run_typed::<f64, f32>(py, a, k, &method, &options, &counter),

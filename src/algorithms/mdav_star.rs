@@ -1,0 +1,127 @@
+//! MDAV* and MDAV*+ (papers/scalable-microaggregation-ona-mona.txt Alg. 1; DESIGN §4).
+//!
+//! x̄ = the unassigned record farthest from the centroid of the **whole input** (fixed for
+//! the run); N1 = x̄ and its k−1 nearest unassigned records; ν = x̄'s nearest unassigned
+//! record and N2 = ν with its k−1 nearest unassigned records other than x̄; clos(x̄) = the
+//! cluster whose SSE rises least when x̄ joins, |C|/(|C|+1)·‖x̄ − c(C)‖², with current
+//! centroids. Cost1 = SSE(N1)/k, Cost2 = (rise of clos + SSE(N2))/(k+1), exactly as printed.
+//! N1 becomes a cluster if no cluster exists yet, if exactly k records are unassigned, or if
+//! Cost1 ≤ Cost2; otherwise x̄ joins clos. The loop runs while ≥ k records are unassigned;
+//! each leftover (in id order) then joins the cluster with the nearest centroid.
+//!
+//! MDAV*+ never lets a cluster reach 2k: clusters of 2k−1 records receive nothing (they are
+//! not candidates for clos; if all are full N1 is formed; leftovers go to the nearest
+//! non-full cluster unless every cluster is full).
+//!
+//! Cost: every step is two scans of the unassigned records plus one pass over the clusters,
+//! and removes 1 or k records: O(n²·d/k) in the usual case, O(n²·d) at worst; O(n·d) memory.
+
+use super::clusters::{ClusterStats, sse};
+use super::norm_order::NormOrder;
+use super::remaining::Remaining;
+use crate::dataset::WorkingSet;
+use crate::float::Float;
+use crate::parallel::Exec;
+use crate::partition::Partition;
+use crate::progress::Progress;
+
+/// Runs MDAV* (`plus = false`) or MDAV*+ (`plus = true`) on a working set (`1 ≤ k ≤ n`).
+pub fn mdav_star<T: Float>(
+    ws: WorkingSet<T>,
+    k: usize,
+    plus: bool,
+    exec: Exec,
+    progress: &Progress,
+) -> Partition {
+    let center: Vec<T> =
+        ws.prefix_sums(ws.n()).iter().map(|s| T::from_f64_lossy(s / ws.n() as f64)).collect();
+    let mut order = NormOrder::new(&ws);
+    let mut rest = Remaining::new(ws, exec, progress);
+    let mut stats = ClusterStats::new(center.len());
+    let rows = |rest: &Remaining<T>, ps: &[usize]| -> Vec<Vec<f64>> {
+        ps.iter().map(|&p| rest.row_f64(p)).collect()
+    };
+    while rest.len() >= k {
+        let xbar = rest.farthest_by_norm_order(&mut order, &center);
+        let mut n1 = rest.nearest(xbar, k - 1, None);
+        n1.push(xbar);
+        let x = rest.row_f64(xbar);
+        let open = |s: &ClusterStats, g: usize| !plus || s.size(g) < 2 * k - 1;
+        let clos = if stats.is_empty() || rest.len() == k || k == 1 {
+            None
+        } else {
+            stats.argmin(|g| open(&stats, g), |g| stats.join_cost(g, &x))
+        };
+        let joins = clos.filter(|&g| {
+            let nu = n1[0];
+            let mut n2 = rest.nearest(nu, k - 1, Some(xbar));
+            n2.push(nu);
+            let cost1 = sse(&rows(&rest, &n1)) / k as f64;
+            let cost2 = (stats.join_cost(g, &x) + sse(&rows(&rest, &n2))) / (k + 1) as f64;
+            cost1 > cost2
+        });
+        match joins {
+            Some(g) => {
+                stats.add(g, &x);
+                rest.remove_into(&[xbar], Some(g as u32));
+            }
+            None => {
+                let g = stats.push();
+                for r in rows(&rest, &n1) {
+                    stats.add(g, &r);
+                }
+                let label = rest.remove_into(&n1, None);
+                debug_assert_eq!(label as usize, g);
+            }
+        }
+    }
+    let mut leftovers: Vec<u32> = (0..rest.len()).map(|p| rest.id(p)).collect();
+    leftovers.sort_unstable();
+    for id in leftovers {
+        let p = rest.position_of(id);
+        let x = rest.row_f64(p);
+        let all_full = (0..stats.len()).all(|g| plus && stats.size(g) >= 2 * k - 1);
+        let g = stats
+            .argmin(|g| all_full || !plus || stats.size(g) < 2 * k - 1, |g| stats.dist2(g, &x))
+            .expect("k <= n, so a cluster exists before leftovers");
+        stats.add(g, &x);
+        rest.remove_into(&[p], Some(g as u32));
+    }
+    rest.into_partition()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::Scaling;
+    use ndarray::Array2;
+    use proptest::prelude::*;
+
+    fn run(x: &Array2<f64>, k: usize, plus: bool) -> Partition {
+        let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+        mdav_star(ws, k, plus, Exec::SEQUENTIAL, &Progress::new())
+    }
+
+    #[test]
+    fn an_outlier_joins_a_cluster_instead_of_dragging_two_records_along() {
+        // Two tight triples and a far single record, k = 3: MDAV would group the outlier
+        // with two of a triple; MDAV* adds it to a cluster when that costs less.
+        let x =
+            Array2::from_shape_vec((7, 1), vec![0.0, 0.1, 0.2, 10.0, 10.1, 10.2, 13.0]).unwrap();
+        let p = run(&x, 3, false);
+        p.check(3, None).unwrap();
+        assert_eq!(p.n_groups(), 2);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn invariants(values in prop::collection::vec(-20i8..20, 2..300), k in 1usize..7, d in 1usize..4) {
+            let n = values.len() / d;
+            prop_assume!(n >= k);
+            let x = Array2::from_shape_fn((n, d), |(i, j)| values[i * d + j] as f64);
+            run(&x, k, false).check(k, None).unwrap();
+            run(&x, k, true).check(k, Some((2 * k - 1).max(k))).unwrap();
+        }
+    }
+}
