@@ -63,7 +63,7 @@ impl fmt::Display for Error {
                 }
             }
             Error::ParameterType { name, expected, got } => {
-                write!(f, "parameter '{name}' must be a {expected}, got {got}")
+                write!(f, "parameter '{name}' must be of type {expected}, got {got}")
             }
             Error::InvalidParameter { name, reason } => write!(f, "invalid {name}: {reason}"),
             Error::InvalidLabels(reason) => write!(f, "invalid labels: {reason}"),

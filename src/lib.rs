@@ -32,6 +32,7 @@ mod microaggregate;
 pub mod parallel;
 pub mod partition;
 pub mod progress;
+pub mod rng;
 
 #[cfg(feature = "python")]
 mod python;

@@ -7,8 +7,16 @@ use crate::algorithms::mondrian::CutRule;
 use crate::error::{Error, Result};
 
 /// Every method name the library accepts, in catalogue order.
-pub const METHODS: &[&str] =
-    &["mdav", "mdav-star", "mdav-star-plus", "mondrian", "mondrian-v", "mondrian-v2d"];
+pub const METHODS: &[&str] = &[
+    "mdav",
+    "mdav-star",
+    "mdav-star-plus",
+    "ona",
+    "ona-star",
+    "mondrian",
+    "mondrian-v",
+    "mondrian-v2d",
+];
 
 /// A parameter value as given by a caller (Python `bool`/`int`/`float`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -29,17 +37,6 @@ impl ParamValue {
             ParamValue::Float(_) => "float",
         }
     }
-
-    fn as_bool(self, name: &str) -> Result<bool> {
-        match self {
-            ParamValue::Bool(b) => Ok(b),
-            other => Err(Error::ParameterType {
-                name: name.to_string(),
-                expected: "bool",
-                got: other.type_name(),
-            }),
-        }
-    }
 }
 
 /// A method with validated parameters.
@@ -48,64 +45,113 @@ pub enum Method {
     /// MDAV-generic / F-MDAV (`"mdav"`).
     Mdav(MdavOptions),
     /// MDAV* (`"mdav-star"`) or, with `plus`, MDAV*+ (`"mdav-star-plus"`).
-    MdavStar { plus: bool },
+    MdavStar {
+        /// No group reaches 2k (MDAV*+).
+        plus: bool,
+    },
+    /// ONA (`"ona"`); the seed comes from [`crate::Options::seed`].
+    Ona {
+        /// Round limit per run.
+        max_rounds: usize,
+        /// Randomized runs, best kept.
+        n_init: usize,
+    },
+    /// ONA* (`"ona-star"`).
+    OnaStar {
+        /// Round limit.
+        max_rounds: usize,
+    },
     /// Mondrian median cuts (`"mondrian"`, `"mondrian-v"`, `"mondrian-v2d"`).
     Mondrian(CutRule),
 }
 
-const MDAV_PARAMS: &[&str] =
-    &["algebraic_distance", "distance_reuse", "partial_sort", "centroid_by_subtraction"];
+const MDAV_PARAMS: &[&str] = &[
+    "algebraic_distance",
+    "distance_reuse",
+    "partial_sort",
+    "centroid_by_subtraction",
+    "norm_pruning",
+];
+
+/// Typed access to the parameters a caller passed (the last value of a name wins).
+struct Params<'a>(&'a [(String, ParamValue)]);
+
+impl Params<'_> {
+    fn get(&self, name: &str) -> Option<ParamValue> {
+        self.0.iter().rev().find(|(k, _)| k == name).map(|(_, v)| *v)
+    }
+
+    fn flag(&self, name: &str, default: bool) -> Result<bool> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(ParamValue::Bool(b)) => Ok(b),
+            Some(v) => Err(type_error(name, "bool", v)),
+        }
+    }
+
+    fn count(&self, name: &str, default: usize, min: usize) -> Result<usize> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(ParamValue::Int(v)) if v >= min as i64 => Ok(v as usize),
+            Some(ParamValue::Int(v)) => Err(Error::InvalidParameter {
+                name: name.to_string(),
+                reason: format!("must be an integer >= {min}, got {v}"),
+            }),
+            Some(v) => Err(type_error(name, "int", v)),
+        }
+    }
+}
+
+fn type_error(name: &str, expected: &'static str, got: ParamValue) -> Error {
+    Error::ParameterType { name: name.to_string(), expected, got: got.type_name() }
+}
 
 impl Method {
     /// Parses a method name and its parameters, rejecting unknown names and bad values.
     pub fn parse(name: &str, params: &[(String, ParamValue)]) -> Result<Method> {
-        match name {
-            "mdav" => {
-                let mut o = MdavOptions::default();
-                for (key, value) in params {
-                    let flag = match key.as_str() {
-                        "algebraic_distance" => &mut o.algebraic_distance,
-                        "distance_reuse" => &mut o.distance_reuse,
-                        "partial_sort" => &mut o.partial_sort,
-                        "centroid_by_subtraction" => &mut o.centroid_by_subtraction,
-                        "norm_pruning" => &mut o.norm_pruning,
-                        _ => return Err(unknown_parameter(name, key, MDAV_PARAMS)),
-                    };
-                    *flag = value.as_bool(key)?;
-                }
-                Ok(Method::Mdav(o))
-            }
-            "mdav-star" | "mdav-star-plus" | "mondrian" | "mondrian-v" | "mondrian-v2d" => {
-                if let Some((key, _)) = params.first() {
-                    return Err(unknown_parameter(name, key, &[]));
-                }
-                if let Some(plus) = name.strip_prefix("mdav-star").map(|s| s == "-plus") {
-                    return Ok(Method::MdavStar { plus });
-                }
-                Ok(Method::Mondrian(match name {
-                    "mondrian" => CutRule::Range,
-                    "mondrian-v" => CutRule::Variance,
-                    _ => CutRule::Variance2D,
-                }))
-            }
-            _ => Err(Error::UnknownMethod(name.to_string())),
+        let allowed = Self::parameter_names(name)?;
+        if let Some((key, _)) = params.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+            return Err(unknown_parameter(name, key, allowed));
         }
+        let p = Params(params);
+        Ok(match name {
+            "mdav" => Method::Mdav(MdavOptions {
+                algebraic_distance: p.flag("algebraic_distance", true)?,
+                distance_reuse: p.flag("distance_reuse", true)?,
+                partial_sort: p.flag("partial_sort", true)?,
+                centroid_by_subtraction: p.flag("centroid_by_subtraction", true)?,
+                norm_pruning: p.flag("norm_pruning", true)?,
+            }),
+            "mdav-star" => Method::MdavStar { plus: false },
+            "mdav-star-plus" => Method::MdavStar { plus: true },
+            "ona" => Method::Ona {
+                max_rounds: p.count("max_rounds", 30, 1)?,
+                n_init: p.count("n_init", 1, 1)?,
+            },
+            "ona-star" => Method::OnaStar { max_rounds: p.count("max_rounds", 30, 1)? },
+            "mondrian" => Method::Mondrian(CutRule::Range),
+            "mondrian-v" => Method::Mondrian(CutRule::Variance),
+            _ => Method::Mondrian(CutRule::Variance2D),
+        })
     }
 
     /// The largest group size the method guarantees for a given `k` (`None`: no bound).
     pub fn max_group_size(&self, k: usize) -> Option<usize> {
         match self {
-            Method::Mdav(_) => Some((2 * k).saturating_sub(1).max(k)),
+            Method::Mdav(_) | Method::MdavStar { plus: true } | Method::OnaStar { .. } => {
+                Some((2 * k - 1).max(k))
+            }
             Method::Mondrian(_) => Some(2 * k),
-            Method::MdavStar { plus: true } => Some((2 * k - 1).max(k)),
-            Method::MdavStar { plus: false } => None,
+            Method::MdavStar { plus: false } | Method::Ona { .. } => None,
         }
     }
 
-    /// The parameter names the method accepts.
+    /// The parameter names `method` accepts.
     pub fn parameter_names(name: &str) -> Result<&'static [&'static str]> {
         match name {
             "mdav" => Ok(MDAV_PARAMS),
+            "ona" => Ok(&["max_rounds", "n_init"]),
+            "ona-star" => Ok(&["max_rounds"]),
             "mdav-star" | "mdav-star-plus" | "mondrian" | "mondrian-v" | "mondrian-v2d" => Ok(&[]),
             _ => Err(Error::UnknownMethod(name.to_string())),
         }
@@ -137,5 +183,16 @@ mod tests {
             Method::parse("mdav", &[("partial_sort".into(), ParamValue::Int(1))]),
             Err(Error::ParameterType { .. })
         ));
+        assert!(matches!(
+            Method::parse("ona", &[("n_init".into(), ParamValue::Int(0))]),
+            Err(Error::InvalidParameter { .. })
+        ));
+        assert_eq!(
+            Method::parse("ona", &[("n_init".into(), ParamValue::Int(5))]).unwrap(),
+            Method::Ona { max_rounds: 30, n_init: 5 }
+        );
+        for name in METHODS {
+            assert!(Method::parse(name, &[]).is_ok(), "{name}");
+        }
     }
 }

@@ -4,6 +4,8 @@
 use crate::algorithms::mdav::mdav;
 use crate::algorithms::mdav_star::mdav_star;
 use crate::algorithms::mondrian::mondrian;
+use crate::algorithms::ona::{OnaOptions, ona};
+use crate::algorithms::ona_star::ona_star;
 use crate::dataset::{Scaling, WorkingSet, validate, validate_k};
 use crate::error::Result;
 use crate::float::Float;
@@ -21,11 +23,13 @@ pub struct Options {
     pub standardize: bool,
     /// Threads to use; every setting gives the same partition.
     pub parallelism: Parallelism,
+    /// Seed of randomized methods (ONA); `None` means 0, so results are reproducible.
+    pub seed: Option<u64>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { standardize: true, parallelism: Parallelism::Sequential }
+        Options { standardize: true, parallelism: Parallelism::Sequential, seed: None }
     }
 }
 
@@ -57,6 +61,11 @@ pub fn microaggregate<S: Float, T: Float>(
         Method::Mdav(opts) => mdav(ws, k, opts, exec, progress),
         Method::Mondrian(rule) => mondrian(&ws, k, rule, exec, progress),
         Method::MdavStar { plus } => mdav_star(ws, k, plus, exec, progress),
+        Method::OnaStar { max_rounds } => ona_star(ws, k, max_rounds, exec, progress),
+        Method::Ona { max_rounds, n_init } => {
+            let seed = options.seed.unwrap_or(0);
+            ona(ws, k, OnaOptions { seed, max_rounds, n_init }, exec, progress)
+        }
     })?;
     debug_assert!(partition.check(k, method.max_group_size(k)).is_ok());
     let evaluation = Evaluation::new(x, &partition, &scaling)?;

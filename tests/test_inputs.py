@@ -68,7 +68,7 @@ def test_method_and_parameters_are_checked() -> None:
         ma.microaggregate(X, 2, 3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown parameter 'gamma' for method 'mdav'.*partial_sort"):
         ma.microaggregate(X, 2, gamma=0.2)
-    with pytest.raises(TypeError, match="'partial_sort' must be a bool, got int"):
+    with pytest.raises(TypeError, match="'partial_sort' must be of type bool, got int"):
         ma.microaggregate(X, 2, partial_sort=1)
     with pytest.raises(TypeError, match="must be a bool, int or float"):
         ma.microaggregate(X, 2, partial_sort="yes")

@@ -101,7 +101,8 @@ def microaggregate(
         1 is the single-threaded "fair" mode; -1 uses all cores; n > 1 uses n threads.
         The partition is identical for every value.
     seed : int, optional
-        Seed of randomized methods; deterministic methods (``"mdav"``) ignore it.
+        Seed of the randomized methods (``"ona"``); ``None`` means 0, so every result is
+        reproducible. Deterministic methods ignore it.
     progress : microagg._core.Progress, optional
         Counter of assigned records, for polling from another thread.
     **method_params
@@ -127,7 +128,9 @@ def microaggregate(
     standardize = check_bool(standardize, "standardize")
     n_jobs = check_int(n_jobs, "n_jobs")
     if seed is not None:
-        check_int(seed, "seed", minimum=0)
+        seed = check_int(seed, "seed", minimum=0)
+        if seed >= 2**64:
+            raise ValueError(f"seed must be below 2**64, got {seed}")
     if progress is not None and not isinstance(progress, _core.Progress):
         raise TypeError("progress must be a microagg._core.Progress")
     labels, n_groups, centroids, sse, sst = _core.microaggregate_array(
@@ -137,6 +140,7 @@ def microaggregate(
         standardize=standardize,
         single_precision=single,
         n_jobs=n_jobs,
+        seed=seed,
         params=normalize_params(method_params),
         progress=progress,
     )

@@ -25,6 +25,7 @@ def microaggregate_array(
     standardize: bool,
     single_precision: bool,
     n_jobs: int,
+    seed: Optional[int] = None,
     params: Optional[dict[str, Any]] = None,
     progress: Optional[Progress] = None,
 ) -> tuple[npt.NDArray[np.int64], int, npt.NDArray[np.float64], float, float]: ...

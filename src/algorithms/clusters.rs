@@ -57,6 +57,12 @@ impl ClusterStats {
         }
     }
 
+    /// Centroid of cluster `g` (which must not be empty).
+    pub fn centroid(&self, g: usize) -> Vec<f64> {
+        let m = self.sizes[g] as f64;
+        self.sums[g * self.d..(g + 1) * self.d].iter().map(|s| s / m).collect()
+    }
+
     /// Squared distance from `x` to the centroid of cluster `g` (which must not be empty).
     #[inline]
     pub fn dist2(&self, g: usize, x: &[f64]) -> f64 {
@@ -65,6 +71,18 @@ impl ClusterStats {
             .iter()
             .zip(x)
             .map(|(s, v)| (v - s / m).powi(2))
+            .sum()
+    }
+
+    /// Squared distance from its member `x` to the centroid of cluster `g` without `x`
+    /// (`g` has ≥ 2 records).
+    #[inline]
+    pub fn dist2_without(&self, g: usize, x: &[f64]) -> f64 {
+        let m = self.sizes[g] as f64;
+        self.sums[g * self.d..(g + 1) * self.d]
+            .iter()
+            .zip(x)
+            .map(|(s, v)| (v - (s - v) / (m - 1.0)).powi(2))
             .sum()
     }
 

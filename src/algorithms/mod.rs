@@ -1,8 +1,12 @@
 //! The microaggregation algorithms, one family per file (DESIGN §4).
 
+pub mod centroid_index;
+pub mod clustering;
 pub mod clusters;
 pub mod mdav;
 pub mod mdav_star;
 pub mod mondrian;
 pub mod norm_order;
+pub mod ona;
+pub mod ona_star;
 pub mod remaining;

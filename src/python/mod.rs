@@ -111,7 +111,7 @@ fn evaluation_to_py(py: Python<'_>, e: Evaluation) -> Evaluated<'_> {
 
 /// Microaggregates `x`; returns `(labels, n_groups, centroids, sse, sst)`.
 #[pyfunction]
-#[pyo3(signature = (x, k, method, *, standardize, single_precision, n_jobs, params=None, progress=None))]
+#[pyo3(signature = (x, k, method, *, standardize, single_precision, n_jobs, seed=None, params=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn microaggregate_array<'py>(
     py: Python<'py>,
@@ -121,12 +121,16 @@ fn microaggregate_array<'py>(
     standardize: bool,
     single_precision: bool,
     n_jobs: i64,
+    seed: Option<u64>,
     params: Option<&Bound<'py, PyDict>>,
     progress: Option<&Bound<'py, Progress>>,
 ) -> PyResult<Microaggregated<'py>> {
     let method = Method::parse(method, &parse_params(params)?).map_err(to_py_err)?;
-    let options =
-        Options { standardize, parallelism: Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)? };
+    let options = Options {
+        standardize,
+        parallelism: Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?,
+        seed,
+    };
     let counter = progress
         .map_or_else(|| Arc::new(crate::progress::Progress::new()), |p| p.get().inner.clone());
     let out = match (&x, single_precision) {
