@@ -3,6 +3,7 @@
 //! check lives here so Rust and Python users get the same messages.
 
 use crate::algorithms::mdav::MdavOptions;
+use crate::algorithms::mona::MonaOptions;
 use crate::algorithms::mondrian::CutRule;
 use crate::error::{Error, Result};
 
@@ -16,6 +17,8 @@ pub const METHODS: &[&str] = &[
     "mondrian",
     "mondrian-v",
     "mondrian-v2d",
+    "mona",
+    "mona-2d",
 ];
 
 /// A parameter value as given by a caller (Python `bool`/`int`/`float`).
@@ -63,6 +66,8 @@ pub enum Method {
     },
     /// Mondrian median cuts (`"mondrian"`, `"mondrian-v"`, `"mondrian-v2d"`).
     Mondrian(CutRule),
+    /// Mondrian-V (`"mona"`) or -V2D (`"mona-2d"`) cuts, then ONA* on parts of ≤ n^rho.
+    Mona(MonaOptions),
 }
 
 const MDAV_PARAMS: &[&str] = &[
@@ -86,6 +91,23 @@ impl Params<'_> {
             None => Ok(default),
             Some(ParamValue::Bool(b)) => Ok(b),
             Some(v) => Err(type_error(name, "bool", v)),
+        }
+    }
+
+    fn real(&self, name: &str, default: f64, lo: f64, hi: f64) -> Result<f64> {
+        let v = match self.get(name) {
+            None => return Ok(default),
+            Some(ParamValue::Float(v)) => v,
+            Some(ParamValue::Int(v)) => v as f64,
+            Some(v) => return Err(type_error(name, "float", v)),
+        };
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(Error::InvalidParameter {
+                name: name.to_string(),
+                reason: format!("must be in [{lo}, {hi}], got {v}"),
+            })
         }
     }
 
@@ -129,6 +151,11 @@ impl Method {
                 n_init: p.count("n_init", 1, 1)?,
             },
             "ona-star" => Method::OnaStar { max_rounds: p.count("max_rounds", 30, 1)? },
+            "mona" | "mona-2d" => Method::Mona(MonaOptions {
+                rule: if name == "mona" { CutRule::Variance } else { CutRule::Variance2D },
+                rho: p.real("rho", 0.5, 0.0, 1.0)?,
+                max_rounds: p.count("max_rounds", 30, 1)?,
+            }),
             "mondrian" => Method::Mondrian(CutRule::Range),
             "mondrian-v" => Method::Mondrian(CutRule::Variance),
             _ => Method::Mondrian(CutRule::Variance2D),
@@ -141,7 +168,7 @@ impl Method {
             Method::Mdav(_) | Method::MdavStar { plus: true } | Method::OnaStar { .. } => {
                 Some((2 * k - 1).max(k))
             }
-            Method::Mondrian(_) => Some(2 * k),
+            Method::Mondrian(_) | Method::Mona(_) => Some(2 * k),
             Method::MdavStar { plus: false } | Method::Ona { .. } => None,
         }
     }
@@ -152,6 +179,7 @@ impl Method {
             "mdav" => Ok(MDAV_PARAMS),
             "ona" => Ok(&["max_rounds", "n_init"]),
             "ona-star" => Ok(&["max_rounds"]),
+            "mona" | "mona-2d" => Ok(&["rho", "max_rounds"]),
             "mdav-star" | "mdav-star-plus" | "mondrian" | "mondrian-v" | "mondrian-v2d" => Ok(&[]),
             _ => Err(Error::UnknownMethod(name.to_string())),
         }

@@ -3,6 +3,7 @@
 
 use crate::algorithms::mdav::mdav;
 use crate::algorithms::mdav_star::mdav_star;
+use crate::algorithms::mona::mona;
 use crate::algorithms::mondrian::mondrian;
 use crate::algorithms::ona::{OnaOptions, ona};
 use crate::algorithms::ona_star::ona_star;
@@ -60,6 +61,7 @@ pub fn microaggregate<S: Float, T: Float>(
     let partition = options.parallelism.install(|exec| match *method {
         Method::Mdav(opts) => mdav(ws, k, opts, exec, progress),
         Method::Mondrian(rule) => mondrian(&ws, k, rule, exec, progress),
+        Method::Mona(opts) => mona(&ws, k, opts, exec, progress),
         Method::MdavStar { plus } => mdav_star(ws, k, plus, exec, progress),
         Method::OnaStar { max_rounds } => ona_star(ws, k, max_rounds, exec, progress),
         Method::Ona { max_rounds, n_init } => {

@@ -40,6 +40,20 @@ pub fn ona_star<T: Float>(
     improve(Clustering::new(&rows, groups), k, max_rounds).into_partition()
 }
 
+/// ONA* on the records `ids` of `rows` (for MONA's parts): the groups, as lists of ids.
+pub fn ona_star_groups(rows: &Rows, ids: &[u32], k: usize, max_rounds: usize) -> Vec<Vec<u32>> {
+    let mut ids = ids.to_vec();
+    ids.sort_unstable(); // ties go to the lowest original id, as in a whole-data run
+    let sub = rows.subset(&ids);
+    let local: Vec<u32> = (0..ids.len() as u32).collect();
+    let start = sub.mdav_star_groups(&local, k, false);
+    improve(Clustering::new(&sub, start), k, max_rounds)
+        .into_groups()
+        .into_iter()
+        .map(|g| g.into_iter().map(|l| ids[l as usize]).collect())
+        .collect()
+}
+
 /// ONA*'s splitting of large clusters and improvement rounds on a given clustering.
 pub fn improve(mut c: Clustering<'_>, k: usize, max_rounds: usize) -> Clustering<'_> {
     for g in c.live_ids() {

@@ -1,4 +1,4 @@
-"""The Mondrian family (issue: scalable family; DESIGN §4 cut rules)."""
+"""The scalable family: Mondrian, Mondrian-V, Mondrian-V2D, MONA, MONA-2D (ona-mona §4-5)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from conftest import gaussian, published_figures
 
 import microagg as ma
 
-FAMILY = ("mondrian", "mondrian-v", "mondrian-v2d")
+FAMILY = ("mondrian", "mondrian-v", "mondrian-v2d", "mona", "mona-2d")
 
 
 @pytest.mark.parametrize("method", ["mondrian", "mondrian-v"])
@@ -19,9 +19,12 @@ def test_reproduces_table_6_on_adult(adult: np.ndarray, published: list[dict[str
     assert {k: round(v, 2) for k, v in got.items()} == {k: float(v) for k, v in figures.items()}, got
 
 
-def test_v2d_is_within_five_percent_of_table_6(adult: np.ndarray, published: list[dict[str, str]]) -> None:
-    for k, printed in published_figures(published, "Table 6", "adult", "mondrian-v2d").items():
-        il = 100 * ma.microaggregate(adult, k, "mondrian-v2d").information_loss
+@pytest.mark.parametrize("method", ["mondrian-v2d", "mona", "mona-2d"])
+def test_within_five_percent_of_table_6(adult: np.ndarray, published: list[dict[str, str]], method: str) -> None:
+    figures = published_figures(published, "Table 6", "adult", method)
+    assert len(figures) == 6
+    for k, printed in figures.items():
+        il = 100 * ma.microaggregate(adult, k, method).information_loss
         assert il <= 1.05 * float(printed), (k, il, printed)
 
 
@@ -45,6 +48,19 @@ def test_threads_and_precision(method: str) -> None:
     assert abs(f32.information_loss - one.information_loss) <= 0.005 * one.information_loss
 
 
-def test_mondrian_takes_no_parameters() -> None:
+def test_parameters_are_validated() -> None:
+    X = gaussian(10, 2)
     with pytest.raises(ValueError, match="method 'mondrian' takes no parameter, got 'rho'"):
-        ma.microaggregate(gaussian(10, 2), 2, "mondrian", rho=0.5)
+        ma.microaggregate(X, 2, "mondrian", rho=0.5)
+    with pytest.raises(ValueError, match=r"rho: must be in \[0, 1\], got 1.5"):
+        ma.microaggregate(X, 2, "mona", rho=1.5)
+    with pytest.raises(TypeError, match="'rho' must be of type float, got bool"):
+        ma.microaggregate(X, 2, "mona", rho=True)
+    assert ma.microaggregate(X, 2, "mona", rho=1).n_groups >= 1
+
+
+def test_mona_rho_spans_mondrian_v_to_ona_star() -> None:
+    X = gaussian(600, 3, seed=4)
+    for method, base in (("mona", "mondrian-v"), ("mona-2d", "mondrian-v2d")):
+        assert (ma.microaggregate(X, 3, method, rho=0.0).labels == ma.microaggregate(X, 3, base).labels).all()
+        assert (ma.microaggregate(X, 3, method, rho=1.0).labels == ma.microaggregate(X, 3, "ona-star").labels).all()
