@@ -5,7 +5,10 @@
 //! visiting the records in id order: a record of a cluster with more than k records moves to
 //! the cluster with the nearest centroid (its own computed without it); a cluster with
 //! exactly k records is dissolved when that lowers the SSE (the same test as ONA*). At the
-//! end of a round every cluster of ≥ 2k records is split by ONA itself.
+//! end of a round every cluster of ≥ 2k records is split by ONA itself. Every round of that
+//! inner run may split again, and on data with many duplicates its records can gather into
+//! one cluster again, so nesting compounds (30 rounds per level): beyond
+//! [`MAX_SPLIT_DEPTH`] nested runs the split uses MDAV*+ (groups < 2k), which always ends.
 //!
 //! `n_init` independent runs (run r uses seed `seed + r`) keep the one with the lowest SSE,
 //! ties to the lower r; runs go to the thread pool, so the result is the same for every
@@ -19,6 +22,9 @@ use crate::partition::Partition;
 use crate::progress::Progress;
 use crate::rng::SplitMix64;
 use rayon::prelude::*;
+
+/// Nesting limit of ONA's recursive splits (beyond it MDAV*+ splits).
+pub const MAX_SPLIT_DEPTH: usize = 1;
 
 /// ONA's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +48,7 @@ pub fn ona<T: Float>(
     let rows = Rows::of(&ws);
     let run = |r: usize| {
         let mut rng = SplitMix64::new(opts.seed.wrapping_add(r as u64));
-        let groups = run_once(&rows, k, opts.max_rounds, &mut rng);
+        let groups = run_once(&rows, k, opts.max_rounds, &mut rng, 0);
         let c = Clustering::new(&rows, groups);
         (c.total_sse(), r, c.into_groups())
     };
@@ -59,8 +65,14 @@ pub fn ona<T: Float>(
     Clustering::new(&rows, groups).into_partition()
 }
 
-/// One ONA run on `rows` (ids `0..len`), returning its groups.
-fn run_once(rows: &Rows, k: usize, max_rounds: usize, rng: &mut SplitMix64) -> Vec<Vec<u32>> {
+/// One ONA run on `rows` (ids `0..len`), `depth` levels inside splits; returns its groups.
+fn run_once(
+    rows: &Rows,
+    k: usize,
+    max_rounds: usize,
+    rng: &mut SplitMix64,
+    depth: usize,
+) -> Vec<Vec<u32>> {
     let n = rows.len();
     if n < 2 * k {
         return vec![(0..n as u32).collect()];
@@ -93,11 +105,16 @@ fn run_once(rows: &Rows, k: usize, max_rounds: usize, rng: &mut SplitMix64) -> V
         }
         for g in c.live_ids() {
             if c.size(g) >= 2 * k {
-                let ids = c.members(g).to_vec();
-                let pieces = run_once(&rows.subset(&ids), k, max_rounds, rng)
-                    .into_iter()
-                    .map(|p| p.into_iter().map(|local| ids[local as usize]).collect())
-                    .collect();
+                let mut ids = c.members(g).to_vec();
+                ids.sort_unstable();
+                let pieces = if depth < MAX_SPLIT_DEPTH {
+                    run_once(&rows.subset(&ids), k, max_rounds, rng, depth + 1)
+                        .into_iter()
+                        .map(|p| p.into_iter().map(|local| ids[local as usize]).collect())
+                        .collect()
+                } else {
+                    rows.mdav_star_groups(&ids, k, true)
+                };
                 c.replace(g, pieces);
                 changed = true;
             }
@@ -107,4 +124,27 @@ fn run_once(rows: &Rows, k: usize, max_rounds: usize, rng: &mut SplitMix64) -> V
         }
     }
     c.into_groups()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::Scaling;
+    use ndarray::Array2;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn terminates_with_valid_groups_on_duplicate_heavy_data(
+            values in prop::collection::vec(0u8..3, 4..400), k in 1usize..8, seed: u64,
+        ) {
+            let n = values.len() / 2;
+            prop_assume!(n >= k);
+            let x = Array2::from_shape_fn((n, 2), |(i, j)| values[2 * i + j] as f64);
+            let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+            let opts = OnaOptions { seed, max_rounds: 30, n_init: 2 };
+            ona(ws, k, opts, Exec::SEQUENTIAL, &Progress::new()).check(k, None).unwrap();
+        }
+    }
 }
