@@ -18,13 +18,10 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
-from pathlib import Path
-from typing import Any, Callable
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # keep NumPy's BLAS threads off the cores
+from typing import Any
 
 import numpy as np
+from bench_common import OUT, timed, write
 
 import microagg as ma
 
@@ -57,25 +54,14 @@ def gaussian(n: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).normal(size=(n, 15))
 
 
-def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 70_000])
     ap.add_argument("--full", action="store_true", help="also n = 150 000")
     ap.add_argument("--threads-n", type=int, default=200_000, help="n for the 1-vs-all-threads row")
-    ap.add_argument("--out", default="bench-results")
     args = ap.parse_args()
     sizes = sorted(set(args.sizes + ([150_000] if args.full else [])))
-    out = Path(args.out)
-    out.mkdir(exist_ok=True)
+    out = OUT
 
     lines = [
         "# F-MDAV strategies: speedup over the traditional MDAV",
@@ -113,8 +99,7 @@ def main() -> None:
         lines.append(f"| {dtype} | {os.cpu_count()} | {tn:.3f} | {t1 / tn:.2f}x | {same} |")
         print("\n".join(lines[-2:]), flush=True)
 
-    (out / "fmdav_speedups.md").write_text("\n".join(lines) + "\n")
-    print(f"wrote {out / 'fmdav_speedups.md'}")
+    write("fmdav_speedups.md", lines)
     try:
         import matplotlib
 

@@ -26,6 +26,7 @@ pub mod algorithms;
 pub mod dataset;
 pub mod error;
 pub mod float;
+pub mod incremental;
 pub mod kernels;
 pub mod method;
 mod microaggregate;

@@ -103,12 +103,19 @@ impl Evaluation {
         for (mut c, &s) in centroids.rows_mut().into_iter().zip(&sizes) {
             c /= s as f64;
         }
+        // SST is around the data's own mean (which is the scaling's mean unless the scaling
+        // came from other data, as in incremental microaggregation).
+        let mean: Vec<f64> = x
+            .columns()
+            .into_iter()
+            .map(|c| c.iter().map(|v| v.as_f64()).sum::<f64>() / n as f64)
+            .collect();
         let (mut sse, mut sst) = (0.0, 0.0);
         for (row, &l) in x.rows().into_iter().zip(&partition.labels) {
             for (j, (v, c)) in row.iter().zip(centroids.row(l as usize)).enumerate() {
                 let v = v.as_f64();
                 sse += ((v - c) / scaling.scale[j]).powi(2);
-                sst += scaling.apply(j, v).powi(2);
+                sst += ((v - mean[j]) / scaling.scale[j]).powi(2);
             }
         }
         Ok(Evaluation { centroids, sse, sst })

@@ -12,7 +12,7 @@ float32 or float64) with the GIL released.
 True
 """
 
-from . import datasets
+from . import datasets, incremental
 from ._api import (
     METHODS,
     MicroaggregationResult,
@@ -24,15 +24,18 @@ from ._api import (
 from ._core import Progress, __version__
 from ._estimator import MicroAggregator
 from ._pandas import anonymize
+from .incremental import IncrementalMicroaggregator
 
 __all__ = [
     "METHODS",
+    "IncrementalMicroaggregator",
     "MicroAggregator",
     "MicroaggregationResult",
     "Progress",
     "__version__",
     "anonymize",
     "datasets",
+    "incremental",
     "information_loss",
     "is_k_anonymous",
     "microaggregate",

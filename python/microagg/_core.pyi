@@ -33,3 +33,25 @@ def evaluate_labels(
     x: _Data, labels: npt.NDArray[np.int64], *, standardize: bool
 ) -> tuple[npt.NDArray[np.float64], float, float]: ...
 def method_parameters(method: str) -> tuple[str, ...]: ...
+
+CRITICAL_HEAD_START: float
+
+def plan_incremental(head_start: float, deadline: Optional[float] = None) -> dict[str, Any]: ...
+
+class IncrementalState:
+    """An incremental microaggregation in progress."""
+
+    def __init__(
+        self,
+        x: _Data,
+        k: int,
+        base_method: str,
+        *,
+        strategy: str,
+        inertial: bool,
+        standardize: bool,
+        refit_scaling: bool,
+        n_jobs: int,
+    ) -> None: ...
+    def extend(self, x: _Data) -> None: ...
+    def result(self) -> tuple[npt.NDArray[np.int64], int, npt.NDArray[np.float64], float, float]: ...

@@ -7,6 +7,7 @@
 
 use crate::error::Error;
 use crate::float::Float;
+use crate::incremental::{Incremental, IncrementalOptions, Strategy, critical_head_start, plan};
 use crate::method::{METHODS, Method, ParamValue};
 use crate::microaggregate::{Options, Outcome, evaluate, microaggregate};
 use crate::parallel::Parallelism;
@@ -173,6 +174,97 @@ fn evaluate_labels<'py>(
     Ok(evaluation_to_py(py, e))
 }
 
+/// An incremental microaggregation in progress (see `crate::incremental`).
+#[pyclass(module = "microagg._core")]
+struct IncrementalState {
+    inner: Incremental,
+}
+
+#[pymethods]
+impl IncrementalState {
+    /// Microaggregates the base part.
+    #[new]
+    #[pyo3(signature = (x, k, base_method, *, strategy, inertial, standardize, refit_scaling, n_jobs))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        x: Data<'_>,
+        k: usize,
+        base_method: &str,
+        strategy: &str,
+        inertial: bool,
+        standardize: bool,
+        refit_scaling: bool,
+        n_jobs: i64,
+    ) -> PyResult<Self> {
+        let base = Method::parse(base_method, &[]).map_err(to_py_err)?;
+        let opts = IncrementalOptions {
+            strategy: Strategy::parse(strategy).map_err(to_py_err)?,
+            inertial,
+            standardize,
+            refit_scaling,
+            parallelism: Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?,
+        };
+        let inner = match &x {
+            Data::F64(a) => {
+                let v = a.as_array();
+                run_detached(py, || Incremental::fit(v, k, base, opts))
+            }
+            Data::F32(a) => {
+                let v = a.as_array();
+                run_detached(py, || Incremental::fit(v, k, base, opts))
+            }
+        }?;
+        Ok(IncrementalState { inner })
+    }
+
+    /// Folds new records in.
+    fn extend(&mut self, py: Python<'_>, x: Data<'_>) -> PyResult<()> {
+        let inner = &mut self.inner;
+        match &x {
+            Data::F64(a) => {
+                let v = a.as_array();
+                run_detached(py, || inner.extend(v))
+            }
+            Data::F32(a) => {
+                let v = a.as_array();
+                run_detached(py, || inner.extend(v))
+            }
+        }
+    }
+
+    /// `(labels, n_groups, centroids, sse, sst)` of all records seen.
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Microaggregated<'py>> {
+        let p = self.inner.partition();
+        let e = self.inner.evaluation().map_err(to_py_err)?;
+        let labels: Vec<i64> = p.labels().iter().map(|&l| l as i64).collect();
+        let (centroids, sse, sst) = evaluation_to_py(py, e);
+        Ok((labels.into_pyarray(py), p.n_groups(), centroids, sse, sst))
+    }
+}
+
+/// The planner's quantities as a dict (see `crate::incremental::plan`).
+#[pyfunction]
+#[pyo3(signature = (head_start, deadline=None))]
+fn plan_incremental(
+    py: Python<'_>,
+    head_start: f64,
+    deadline: Option<f64>,
+) -> PyResult<Bound<'_, PyDict>> {
+    let p = plan(head_start, deadline).map_err(to_py_err)?;
+    let d = PyDict::new(py);
+    d.set_item("head_start", p.head_start)?;
+    d.set_item("critical_ratio", p.critical_ratio)?;
+    d.set_item("optimal_ratio", p.optimal_ratio)?;
+    d.set_item("time_gain", p.time_gain)?;
+    d.set_item("base_time", p.base_time)?;
+    d.set_item("incremental_time", p.incremental_time)?;
+    d.set_item("head_start_time", p.head_start_time)?;
+    d.set_item("min_deadline", p.min_deadline)?;
+    d.set_item("deadline_ratio", p.deadline_ratio)?;
+    Ok(d)
+}
+
 /// The parameter names `method` accepts.
 #[pyfunction]
 fn method_parameters<'py>(py: Python<'py>, method: &str) -> PyResult<Bound<'py, PyTuple>> {
@@ -188,5 +280,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(microaggregate_array, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_labels, m)?)?;
     m.add_function(wrap_pyfunction!(method_parameters, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_incremental, m)?)?;
+    m.add_class::<IncrementalState>()?;
+    m.add("CRITICAL_HEAD_START", critical_head_start())?;
     Ok(())
 }
