@@ -378,8 +378,8 @@ mod tests {
             split in 0.0f64..1.0, k in 1usize..6, s in 0usize..4, inertial: bool, refit: bool,
         ) {
             let n = values.len() / 2;
+            prop_assume!(n >= k);
             let n0 = ((n as f64 * split) as usize).clamp(k, n);
-            prop_assume!(n >= k && n0 >= k);
             let x = Array2::from_shape_fn((n, 2), |(i, j)| values[2 * i + j] as f64 / 7.0);
             let strategy = [S::TwoStep, S::Nn, S::NnSplitMid, S::NnSplitEnd][s];
             let mut o = opts(strategy, inertial);

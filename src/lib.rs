@@ -33,6 +33,7 @@ mod microaggregate;
 pub mod parallel;
 pub mod partition;
 pub mod progress;
+pub mod radix;
 pub mod rng;
 
 #[cfg(feature = "python")]

@@ -8,13 +8,8 @@
 //! lowest cluster id included, is the brute-force one. On low-dimensional data only a thin
 //! slab of centroids is examined; updates cost O(log #clusters).
 
+use crate::radix::order_bits as ordered;
 use std::collections::BTreeSet;
-
-/// A totally ordered f64 (its bit pattern, sign-folded).
-fn ordered(v: f64) -> u64 {
-    let b = v.to_bits();
-    if b >> 63 == 1 { !b } else { b | (1 << 63) }
-}
 
 /// Cluster ids sorted by the projection of their centroid.
 #[derive(Debug, Clone)]

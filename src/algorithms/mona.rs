@@ -12,7 +12,7 @@
 //! O(n^(1+ρ)·d) per ONA* round in total.
 
 use super::clustering::Rows;
-use super::mondrian::{CutRule, label_runs, split_recursively};
+use super::mondrian::{CutRule, cut_into_parts, label_runs};
 use super::ona_star::ona_star_groups;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
@@ -42,8 +42,7 @@ pub fn mona<T: Float>(
 ) -> Partition {
     let limit = (ws.n() as f64).powf(opts.rho);
     let fine = |m: usize| m as f64 <= limit;
-    let mut order: Vec<u32> = (0..ws.n() as u32).collect();
-    let sizes = split_recursively(ws, &mut order, opts.rule, &|m| !fine(m) && m > 2 * k, exec);
+    let (order, sizes) = cut_into_parts(ws, opts.rule, &|m| !fine(m) && m > 2 * k, exec);
     let rows = Rows::of(ws);
     let mut parts = Vec::with_capacity(sizes.len());
     let mut start = 0;

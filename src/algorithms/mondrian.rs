@@ -20,6 +20,7 @@ use crate::float::Float;
 use crate::parallel::Exec;
 use crate::partition::Partition;
 use crate::progress::Progress;
+use crate::radix;
 use std::cmp::Ordering;
 use std::f64::consts::FRAC_1_SQRT_2;
 
@@ -37,6 +38,8 @@ pub enum CutRule {
 
 /// Relative tolerance under which two direction scores are a tie.
 const TIE: f64 = 1e-9;
+/// Parts at least this large are sorted by radix (below, std's stable sort is faster).
+const RADIX_PART: usize = 1 << 12;
 /// Parts at least this large split their two halves across threads.
 const PARALLEL_PART: usize = 1 << 14;
 
@@ -48,15 +51,71 @@ pub(crate) enum Direction {
 }
 
 impl Direction {
-    /// The projection of the record at position `p` onto this direction.
+    /// The projection of a record onto this direction.
     #[inline]
-    fn project<T: Float>(self, ws: &WorkingSet<T>, p: usize) -> f64 {
+    fn project(self, x: &[f64]) -> f64 {
         match self {
-            Direction::Attribute(j) => ws.column(j)[p].as_f64(),
-            Direction::Pair(i, j, sign) => {
-                (ws.column(i)[p].as_f64() + sign * ws.column(j)[p].as_f64()) * FRAC_1_SQRT_2
-            }
+            Direction::Attribute(j) => x[j],
+            Direction::Pair(i, j, sign) => (x[i] + sign * x[j]) * FRAC_1_SQRT_2,
         }
+    }
+}
+
+/// The records of one part, kept physically in the part's current order (row-major, with
+/// their original ids) so that every pass over a part streams through contiguous memory.
+/// A cut writes the sorted part into the spare buffers, which then become the children's
+/// data (ping-pong: no allocation and no copy back); `out` receives the ids of final parts.
+pub(crate) struct Records<'a> {
+    d: usize,
+    rows: &'a mut [f64],
+    ids: &'a mut [u32],
+    spare_rows: &'a mut [f64],
+    spare_ids: &'a mut [u32],
+    keys: &'a mut [(f64, u32)],
+    spare_keys: &'a mut [(f64, u32)],
+    out: &'a mut [u32],
+}
+
+impl<'a> Records<'a> {
+    fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn rows(&self) -> impl Iterator<Item = &[f64]> + Clone {
+        self.rows.chunks_exact(self.d)
+    }
+
+    fn split_at(self, mid: usize) -> (Records<'a>, Records<'a>) {
+        let d = self.d;
+        let (ra, rb) = self.rows.split_at_mut(mid * d);
+        let (ia, ib) = self.ids.split_at_mut(mid);
+        let (sra, srb) = self.spare_rows.split_at_mut(mid * d);
+        let (sia, sib) = self.spare_ids.split_at_mut(mid);
+        let (ka, kb) = self.keys.split_at_mut(mid);
+        let (ska, skb) = self.spare_keys.split_at_mut(mid);
+        let (oa, ob) = self.out.split_at_mut(mid);
+        (
+            Records {
+                d,
+                rows: ra,
+                ids: ia,
+                spare_rows: sra,
+                spare_ids: sia,
+                keys: ka,
+                spare_keys: ska,
+                out: oa,
+            },
+            Records {
+                d,
+                rows: rb,
+                ids: ib,
+                spare_rows: srb,
+                spare_ids: sib,
+                keys: kb,
+                spare_keys: skb,
+                out: ob,
+            },
+        )
     }
 }
 
@@ -70,29 +129,28 @@ fn first_best(scores: impl Iterator<Item = (Direction, f64)> + Clone) -> Directi
         .expect("at least one attribute")
 }
 
-/// The direction `rule` picks for the records at `part` (positions in `ws`).
-pub(crate) fn choose_direction<T: Float>(
-    ws: &WorkingSet<T>,
-    part: &[u32],
-    rule: CutRule,
-) -> Direction {
-    let d = ws.d();
-    let attr = |j| Direction::Attribute(j);
+/// The direction `rule` picks for a part.
+fn choose_direction(rec: &Records<'_>, rule: CutRule) -> Direction {
+    let d = rec.d;
+    let attr = Direction::Attribute;
     match rule {
-        CutRule::Range => first_best((0..d).map(|j| {
-            let c = ws.column(j);
-            let (lo, hi) = part.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &p| {
-                let v = c[p as usize].as_f64();
-                (lo.min(v), hi.max(v))
-            });
-            (attr(j), hi - lo)
-        })),
+        CutRule::Range => {
+            let mut lo = vec![f64::INFINITY; d];
+            let mut hi = vec![f64::NEG_INFINITY; d];
+            for x in rec.rows() {
+                for j in 0..d {
+                    lo[j] = lo[j].min(x[j]);
+                    hi[j] = hi[j].max(x[j]);
+                }
+            }
+            first_best((0..d).map(|j| (attr(j), hi[j] - lo[j])))
+        }
         CutRule::Variance => {
-            let scatter = Scatter::of(ws, part, false);
+            let scatter = Scatter::of(rec, false);
             first_best((0..d).map(|j| (attr(j), scatter.get(j, j))))
         }
         CutRule::Variance2D => {
-            let scatter = Scatter::of(ws, part, true);
+            let scatter = Scatter::of(rec, true);
             let s = &scatter;
             let singles = (0..d).map(|j| (attr(j), s.get(j, j)));
             let pairs = (0..d).flat_map(move |i| {
@@ -115,22 +173,25 @@ struct Scatter {
 }
 
 impl Scatter {
-    fn of<T: Float>(ws: &WorkingSet<T>, part: &[u32], full: bool) -> Scatter {
-        let d = ws.d();
-        let m = part.len() as f64;
-        let means: Vec<f64> = (0..d)
-            .map(|j| part.iter().map(|&p| ws.column(j)[p as usize].as_f64()).sum::<f64>() / m)
-            .collect();
+    fn of(rec: &Records<'_>, full: bool) -> Scatter {
+        let d = rec.d;
+        let mut mean = vec![0.0; d];
+        for x in rec.rows() {
+            for (m, v) in mean.iter_mut().zip(x) {
+                *m += v;
+            }
+        }
+        mean.iter_mut().for_each(|m| *m /= rec.len() as f64);
         let mut values = vec![0.0; d * d];
-        for i in 0..d {
-            for j in i..if full { d } else { i + 1 } {
-                let (ci, cj) = (ws.column(i), ws.column(j));
-                values[i * d + j] = part
-                    .iter()
-                    .map(|&p| {
-                        (ci[p as usize].as_f64() - means[i]) * (cj[p as usize].as_f64() - means[j])
-                    })
-                    .sum();
+        let mut dev = vec![0.0; d];
+        for x in rec.rows() {
+            for j in 0..d {
+                dev[j] = x[j] - mean[j];
+            }
+            for i in 0..d {
+                for j in i..if full { d } else { i + 1 } {
+                    values[i * d + j] += dev[i] * dev[j];
+                }
             }
         }
         Scatter { d, values }
@@ -142,48 +203,92 @@ impl Scatter {
     }
 }
 
-/// Stable-sorts `part` on the projection onto `direction` and returns the left half size.
-pub(crate) fn cut<T: Float>(ws: &WorkingSet<T>, part: &mut [u32], direction: Direction) -> usize {
-    let mut keyed: Vec<(f64, u32)> =
-        part.iter().map(|&p| (direction.project(ws, p as usize), p)).collect();
-    // std's stable sort (driftsort) measured 1.6x faster here than an unstable sort on
-    // (value, rank) keys.
-    keyed.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal));
-    for (dst, (_, p)) in part.iter_mut().zip(keyed) {
-        *dst = p;
+/// Stable-sorts the part on the projection onto `direction` (its rows move to the spare
+/// buffers, which become the data) and returns the size of the left half.
+fn cut(rec: &mut Records<'_>, direction: Direction) -> usize {
+    let d = rec.d;
+    for (k, (i, x)) in rec.keys.iter_mut().zip(rec.rows.chunks_exact(d).enumerate()) {
+        *k = (direction.project(x), i as u32);
     }
-    part.len() / 2
+    // Both sorts are stable with the same ties; radix wins on large parts.
+    if rec.len() >= RADIX_PART {
+        radix::sort_stable(rec.keys, rec.spare_keys);
+    } else {
+        rec.keys.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal));
+    }
+    for ((dst, id), &(_, i)) in
+        rec.spare_rows.chunks_exact_mut(d).zip(rec.spare_ids.iter_mut()).zip(rec.keys.iter())
+    {
+        dst.copy_from_slice(&rec.rows[i as usize * d..][..d]);
+        *id = rec.ids[i as usize];
+    }
+    std::mem::swap(&mut rec.rows, &mut rec.spare_rows);
+    std::mem::swap(&mut rec.ids, &mut rec.spare_ids);
+    rec.len() / 2
 }
 
-/// Recursively cuts `part` while `keep_cutting(len)`; returns the sizes of the final parts
-/// from left to right.
-pub(crate) fn split_recursively<T: Float>(
-    ws: &WorkingSet<T>,
-    part: &mut [u32],
+/// Recursively cuts the part while `keep_cutting(len)`; returns the sizes of the final
+/// parts from left to right (their ids are then in `rec.ids`, in that order).
+fn split_recursively(
+    mut rec: Records<'_>,
     rule: CutRule,
     keep_cutting: &(impl Fn(usize) -> bool + Sync),
     exec: Exec,
 ) -> Vec<usize> {
-    if !keep_cutting(part.len()) {
-        return vec![part.len()];
+    let m = rec.len();
+    if !keep_cutting(m) {
+        rec.out.copy_from_slice(rec.ids);
+        return vec![m];
     }
-    let direction = choose_direction(ws, part, rule);
-    let half = cut(ws, part, direction);
-    let m = part.len();
-    let (left, right) = part.split_at_mut(half);
+    let direction = choose_direction(&rec, rule);
+    let half = cut(&mut rec, direction);
+    let (left, right) = rec.split_at(half);
     let (mut a, b) = if exec.is_parallel() && m >= PARALLEL_PART {
         rayon::join(
-            || split_recursively(ws, left, rule, keep_cutting, exec),
-            || split_recursively(ws, right, rule, keep_cutting, exec),
+            || split_recursively(left, rule, keep_cutting, exec),
+            || split_recursively(right, rule, keep_cutting, exec),
         )
     } else {
         (
-            split_recursively(ws, left, rule, keep_cutting, exec),
-            split_recursively(ws, right, rule, keep_cutting, exec),
+            split_recursively(left, rule, keep_cutting, exec),
+            split_recursively(right, rule, keep_cutting, exec),
         )
     };
     a.extend(b);
     a
+}
+
+/// Cuts the whole data set recursively while `keep_cutting(len)`; returns the original ids
+/// in final order and the sizes of the final parts, left to right.
+pub(crate) fn cut_into_parts<T: Float>(
+    ws: &WorkingSet<T>,
+    rule: CutRule,
+    keep_cutting: &(impl Fn(usize) -> bool + Sync),
+    exec: Exec,
+) -> (Vec<u32>, Vec<usize>) {
+    let (n, d) = (ws.n(), ws.d());
+    let mut rows = vec![0.0; n * d];
+    for j in 0..d {
+        for (p, &v) in ws.column(j).iter().enumerate() {
+            rows[ws.ids()[p] as usize * d + j] = v.as_f64();
+        }
+    }
+    let mut ids: Vec<u32> = (0..n as u32).collect();
+    let (mut spare_rows, mut spare_ids) = (vec![0.0; n * d], vec![0u32; n]);
+    let (mut keys, mut spare_keys) = (vec![(0.0, 0u32); n], vec![(0.0, 0u32); n]);
+    let mut out = vec![0u32; n];
+    let rec = Records {
+        d,
+        rows: &mut rows,
+        ids: &mut ids,
+        spare_rows: &mut spare_rows,
+        spare_ids: &mut spare_ids,
+        keys: &mut keys,
+        spare_keys: &mut spare_keys,
+        out: &mut out,
+    };
+    let sizes = split_recursively(rec, rule, keep_cutting, exec);
+    (out, sizes)
 }
 
 /// Labels consecutive runs of `order` with the given sizes as groups 0, 1, ….
@@ -199,7 +304,7 @@ pub(crate) fn label_runs(order: &[u32], sizes: &[usize]) -> Partition {
     Partition::new_unchecked(labels, sizes.len())
 }
 
-/// Runs a Mondrian variant on a working set whose positions are the original ids.
+/// Runs a Mondrian variant on a working set.
 pub fn mondrian<T: Float>(
     ws: &WorkingSet<T>,
     k: usize,
@@ -207,8 +312,7 @@ pub fn mondrian<T: Float>(
     exec: Exec,
     progress: &Progress,
 ) -> Partition {
-    let mut order: Vec<u32> = (0..ws.n() as u32).collect();
-    let sizes = split_recursively(ws, &mut order, rule, &|m| m > 2 * k, exec);
+    let (order, sizes) = cut_into_parts(ws, rule, &|m| m > 2 * k, exec);
     progress.add(ws.n());
     label_runs(&order, &sizes)
 }
@@ -248,10 +352,22 @@ mod tests {
         let x = Array2::from_shape_fn((40, 2), |(i, j)| {
             i as f64 + if j == 0 { 0.0 } else { 0.1 * (i % 3) as f64 }
         });
-        let w = ws(&x);
-        let all: Vec<u32> = (0..40).collect();
-        assert_eq!(choose_direction(&w, &all, CutRule::Variance2D), Direction::Pair(0, 1, 1.0));
-        assert_eq!(choose_direction(&w, &all, CutRule::Variance), Direction::Attribute(1));
+        let (mut rows, mut spare): (Vec<f64>, Vec<f64>) =
+            (x.iter().copied().collect(), vec![0.0; 80]);
+        let (mut ids, mut spare_ids, mut out) = (vec![0u32; 40], vec![0u32; 40], vec![0u32; 40]);
+        let (mut keys, mut spare_keys) = (vec![(0.0, 0u32); 40], vec![(0.0, 0u32); 40]);
+        let rec = Records {
+            d: 2,
+            rows: &mut rows,
+            ids: &mut ids,
+            spare_rows: &mut spare,
+            spare_ids: &mut spare_ids,
+            keys: &mut keys,
+            spare_keys: &mut spare_keys,
+            out: &mut out,
+        };
+        assert_eq!(choose_direction(&rec, CutRule::Variance2D), Direction::Pair(0, 1, 1.0));
+        assert_eq!(choose_direction(&rec, CutRule::Variance), Direction::Attribute(1));
     }
 
     proptest! {
