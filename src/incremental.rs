@@ -22,6 +22,7 @@
 
 use crate::algorithms::clusters::ClusterStats;
 use crate::algorithms::mdav::MdavOptions;
+use crate::centroid_table::CentroidTable;
 use crate::dataset::{Scaling, validate, validate_k};
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -90,6 +91,7 @@ pub struct Incremental {
     labels: Vec<u32>,
     members: Vec<Vec<u32>>,
     stats: ClusterStats,
+    table: CentroidTable,
 }
 
 impl Incremental {
@@ -113,6 +115,7 @@ impl Incremental {
             labels: Vec::new(),
             members: Vec::new(),
             stats: ClusterStats::new(x.ncols()),
+            table: CentroidTable::new(x.ncols()),
         };
         let ids: Vec<u32> = (0..inc.raw.nrows() as u32).collect();
         inc.labels = vec![0; ids.len()];
@@ -195,7 +198,15 @@ impl Incremental {
             for &id in &self.members[g] {
                 self.stats.add(g, &self.z(id));
             }
+            self.refresh(g);
         }
+    }
+
+    /// Copies group `g`'s centroid and size into the query table.
+    fn refresh(&mut self, g: usize) {
+        let size = self.members[g].len();
+        let centroid = if size > 0 { self.stats.centroid(g) } else { vec![0.0; self.raw.ncols()] };
+        self.table.set(g, &centroid, size);
     }
 
     /// The groups `method` forms on the records `ids` (scaled), as lists of ids.
@@ -221,6 +232,7 @@ impl Incremental {
             self.labels[id as usize] = g as u32;
         }
         self.members.push(ids);
+        self.refresh(g);
         g
     }
 
@@ -228,14 +240,11 @@ impl Incremental {
         self.stats.add(g, &self.z(id));
         self.labels[id as usize] = g as u32;
         self.members[g].push(id);
+        self.refresh(g);
     }
 
     fn choose_group(&self, id: u32) -> usize {
-        let y = self.z(id);
-        let score = |g| {
-            if self.opts.inertial { self.stats.join_cost(g, &y) } else { self.stats.dist2(g, &y) }
-        };
-        self.stats.argmin(|_| true, score).expect("the base part has at least one group")
+        self.table.nearest(&self.z(id), self.opts.inertial).expect("the base part has a group")
     }
 
     /// Splits group `g` with MDAV: the first piece keeps label g, the others are new.
@@ -245,6 +254,7 @@ impl Incremental {
         for &id in &ids {
             self.stats.remove(g, &self.z(id));
         }
+        self.refresh(g);
         let mut pieces = self.groups_by(Method::Mdav(MdavOptions::default()), &ids)?.into_iter();
         for id in pieces.next().expect("a group is never empty") {
             self.join(id, g);

@@ -23,6 +23,7 @@
 //! [`method`] (the catalogue), [`microaggregate()`] (the entry point).
 
 pub mod algorithms;
+pub mod centroid_table;
 pub mod dataset;
 pub mod error;
 pub mod float;
