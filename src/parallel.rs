@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use std::num::NonZeroUsize;
 
 /// Passes over fewer records than this run sequentially.
-pub const PARALLEL_MIN: usize = 1 << 16;
+pub const PARALLEL_MIN: usize = 1 << 14;
 
 /// How many threads a call may use (`n_jobs` in the Python API).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

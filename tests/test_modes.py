@@ -24,7 +24,7 @@ def test_every_strategy_combination_gives_the_same_partition(n: int, d: int, k: 
 
 
 def test_threads_give_identical_labels_on_data_large_enough_to_split() -> None:
-    X = gaussian(140_000, 3, seed=7)  # above the parallel threshold (65 536 records)
+    X = gaussian(140_000, 3, seed=7)  # well above the parallel threshold (16 384 records)
     one = ma.microaggregate(X, 200, n_jobs=1)
     for n_jobs in (2, -1):
         other = ma.microaggregate(X, 200, n_jobs=n_jobs)
