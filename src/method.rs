@@ -19,6 +19,9 @@ pub const METHODS: &[&str] = &[
     "mondrian-v2d",
     "mona",
     "mona-2d",
+    "mhm",
+    "mdav-mhm",
+    "univariate",
 ];
 
 /// A parameter value as given by a caller (Python `bool`/`int`/`float`).
@@ -66,6 +69,12 @@ pub enum Method {
     },
     /// Mondrian median cuts (`"mondrian"`, `"mondrian-v"`, `"mondrian-v2d"`).
     Mondrian(CutRule),
+    /// MHM on the records in the order given (`"mhm"`).
+    Mhm,
+    /// The MDAV path, then MHM (`"mdav-mhm"`).
+    MdavMhm,
+    /// The optimal partition of one-attribute data (`"univariate"`).
+    Univariate,
     /// Mondrian-V (`"mona"`) or -V2D (`"mona-2d"`) cuts, then ONA* on parts of ≤ n^rho.
     Mona(MonaOptions),
 }
@@ -156,6 +165,9 @@ impl Method {
                 rho: p.real("rho", 0.5, 0.0, 1.0)?,
                 max_rounds: p.count("max_rounds", 30, 1)?,
             }),
+            "mhm" => Method::Mhm,
+            "mdav-mhm" => Method::MdavMhm,
+            "univariate" => Method::Univariate,
             "mondrian" => Method::Mondrian(CutRule::Range),
             "mondrian-v" => Method::Mondrian(CutRule::Variance),
             _ => Method::Mondrian(CutRule::Variance2D),
@@ -165,9 +177,12 @@ impl Method {
     /// The largest group size the method guarantees for a given `k` (`None`: no bound).
     pub fn max_group_size(&self, k: usize) -> Option<usize> {
         match self {
-            Method::Mdav(_) | Method::MdavStar { plus: true } | Method::OnaStar { .. } => {
-                Some((2 * k - 1).max(k))
-            }
+            Method::Mdav(_)
+            | Method::MdavStar { plus: true }
+            | Method::OnaStar { .. }
+            | Method::Mhm
+            | Method::MdavMhm
+            | Method::Univariate => Some((2 * k - 1).max(k)),
             Method::Mondrian(_) | Method::Mona(_) => Some(2 * k),
             Method::MdavStar { plus: false } | Method::Ona { .. } => None,
         }
@@ -180,7 +195,8 @@ impl Method {
             "ona" => Ok(&["max_rounds", "n_init"]),
             "ona-star" => Ok(&["max_rounds"]),
             "mona" | "mona-2d" => Ok(&["rho", "max_rounds"]),
-            "mdav-star" | "mdav-star-plus" | "mondrian" | "mondrian-v" | "mondrian-v2d" => Ok(&[]),
+            "mdav-star" | "mdav-star-plus" | "mondrian" | "mondrian-v" | "mondrian-v2d" | "mhm"
+            | "mdav-mhm" | "univariate" => Ok(&[]),
             _ => Err(Error::UnknownMethod(name.to_string())),
         }
     }

@@ -3,12 +3,13 @@
 
 use crate::algorithms::mdav::mdav;
 use crate::algorithms::mdav_star::mdav_star;
+use crate::algorithms::mhm::{mdav_path, mhm_on_order, univariate};
 use crate::algorithms::mona::mona;
 use crate::algorithms::mondrian::mondrian;
 use crate::algorithms::ona::{OnaOptions, ona};
 use crate::algorithms::ona_star::ona_star;
 use crate::dataset::{Scaling, WorkingSet, validate, validate_k};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::method::Method;
 use crate::parallel::Parallelism;
@@ -55,6 +56,12 @@ pub fn microaggregate<S: Float, T: Float>(
 ) -> Result<Outcome> {
     validate(x)?;
     validate_k(k, x.nrows())?;
+    if *method == Method::Univariate && x.ncols() != 1 {
+        return Err(Error::InvalidParameter {
+            name: "X".into(),
+            reason: format!("method 'univariate' needs exactly one attribute, got {}", x.ncols()),
+        });
+    }
     let scaling = Scaling::fit(x, options.standardize);
     let ws = WorkingSet::<T>::new(x, &scaling)?;
     progress.reset();
@@ -62,6 +69,9 @@ pub fn microaggregate<S: Float, T: Float>(
         Method::Mdav(opts) => mdav(ws, k, opts, exec, progress),
         Method::Mondrian(rule) => mondrian(&ws, k, rule, exec, progress),
         Method::Mona(opts) => mona(&ws, k, opts, exec, progress),
+        Method::Mhm => mhm_on_order(&ws, &(0..ws.n() as u32).collect::<Vec<_>>(), k),
+        Method::Univariate => univariate(&ws, k),
+        Method::MdavMhm => mhm_on_order(&ws, &mdav_path(&ws, k, exec), k),
         Method::MdavStar { plus } => mdav_star(ws, k, plus, exec, progress),
         Method::OnaStar { max_rounds } => ona_star(ws, k, max_rounds, exec, progress),
         Method::Ona { max_rounds, n_init } => {

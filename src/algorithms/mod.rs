@@ -5,6 +5,7 @@ pub mod clustering;
 pub mod clusters;
 pub mod mdav;
 pub mod mdav_star;
+pub mod mhm;
 pub mod mona;
 pub mod mondrian;
 pub mod norm_order;

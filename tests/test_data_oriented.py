@@ -1,0 +1,73 @@
+"""MHM, MDAV-MHM and the univariate optimum (mhm paper §4; the first part of the
+data-oriented family)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from conftest import gaussian
+
+import microagg as ma
+
+LOADERS = {"census": ma.datasets.load_census, "tarragona": ma.datasets.load_tarragona, "eia": ma.datasets.load_eia}
+
+
+@pytest.mark.parametrize("dataset", LOADERS)
+def test_mdav_mhm_never_worse_than_mdav(dataset: str) -> None:
+    X = LOADERS[dataset]()
+    for k in (3, 5, 10):
+        combined = ma.microaggregate(X, k, "mdav-mhm")
+        assert combined.sse <= ma.microaggregate(X, k, "mdav").sse * (1 + 1e-12)
+        assert combined.group_sizes.min() >= k and combined.group_sizes.max() <= 2 * k - 1
+
+
+def test_mhm_groups_are_runs_of_the_given_order() -> None:
+    X = gaussian(200, 3, seed=1)
+    res = ma.microaggregate(X, 4, "mhm")
+    assert (np.diff(res.labels) >= 0).all()  # runs in record order, labelled in path order
+    assert res.group_sizes.min() >= 4 and res.group_sizes.max() <= 7
+
+
+def _brute_force(values: np.ndarray, k: int) -> float:
+    """Minimum SSE over every partition into groups of k..2k-1 (small n)."""
+    n = len(values)
+    best = np.inf
+
+    def rec(rest: tuple[int, ...], acc: float) -> None:
+        nonlocal best
+        if not rest:
+            best = min(best, acc)
+            return
+        first, others = rest[0], rest[1:]
+        for size in range(k - 1, min(2 * k - 1, len(rest))):
+            for mates in itertools.combinations(others, size):
+                left = tuple(i for i in others if i not in mates)
+                if left and len(left) < k:
+                    continue
+                g = values[[first, *mates]]
+                rec(left, acc + float(((g - g.mean()) ** 2).sum()))
+
+    rec(tuple(range(n)), 0.0)
+    return best
+
+
+def test_univariate_is_optimal_on_small_sets() -> None:
+    rng = np.random.default_rng(2)
+    for n, k in [(7, 2), (9, 3), (10, 2), (8, 4)]:
+        v = rng.normal(size=n)
+        res = ma.microaggregate(v.reshape(-1, 1), k, "univariate", standardize=False)
+        assert res.sse == pytest.approx(_brute_force(v, k), rel=1e-9, abs=1e-12)
+
+
+def test_univariate_needs_one_attribute() -> None:
+    with pytest.raises(ValueError, match="'univariate' needs exactly one attribute, got 2"):
+        ma.microaggregate(gaussian(10, 2), 2, "univariate")
+
+
+def test_univariate_handles_large_inputs_and_ties() -> None:
+    v = np.round(gaussian(100_000, 1, seed=3), 1)  # heavy ties
+    res = ma.microaggregate(v, 5, "univariate")
+    assert res.group_sizes.min() >= 5 and res.group_sizes.max() <= 9
+    assert res.information_loss <= ma.microaggregate(v, 5, "mdav").information_loss
