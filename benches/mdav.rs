@@ -87,8 +87,8 @@ fn bench_mdav(c: &mut Criterion) {
         ("distance_reuse", MdavOptions { distance_reuse: true, ..t }),
         ("partial_sort", MdavOptions { partial_sort: true, ..t }),
         ("centroid_by_subtraction", MdavOptions { centroid_by_subtraction: true, ..t }),
-        ("all_four", MdavOptions { norm_pruning: false, ..MdavOptions::default() }),
-        ("default_with_norm_pruning", MdavOptions::default()),
+        ("all_four", MdavOptions::default()),
+        ("all_four_and_norm_pruning", MdavOptions { norm_pruning: true, ..MdavOptions::default() }),
     ];
     let mut g = c.benchmark_group("mdav_10k_x15_k10");
     g.sample_size(10);
@@ -101,8 +101,8 @@ fn bench_mdav(c: &mut Criterion) {
     let ws32 = working_set::<f32>(&x);
     for (name, opts) in [
         ("single_precision", t),
-        ("all_five", MdavOptions { norm_pruning: false, ..MdavOptions::default() }),
-        ("default", MdavOptions::default()),
+        ("all_five", MdavOptions::default()),
+        ("all_five_and_norm_pruning", MdavOptions { norm_pruning: true, ..MdavOptions::default() }),
     ] {
         g.bench_function(BenchmarkId::new("float32", name), |b| {
             b.iter(|| mdav(ws32.clone(), k, opts, Exec::SEQUENTIAL, &Progress::new()))

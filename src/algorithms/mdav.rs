@@ -36,7 +36,9 @@ pub struct MdavOptions {
     pub centroid_by_subtraction: bool,
     /// microagg's addition: find the record farthest from the centroid by visiting records
     /// in decreasing norm and stopping at a proven bound (`norm_order.rs`). Exact; only
-    /// active with `algebraic_distance`, whose precomputed norms it uses.
+    /// active with `algebraic_distance`, whose precomputed norms it uses. Off by default:
+    /// measured 20% faster on Gaussian data (n = 70k, d = 15) but 45% slower on skewed,
+    /// clustered data (Census resampled), where the bound rarely stops the search early.
     pub norm_pruning: bool,
 }
 
@@ -47,7 +49,7 @@ impl Default for MdavOptions {
             distance_reuse: true,
             partial_sort: true,
             centroid_by_subtraction: true,
-            norm_pruning: true,
+            norm_pruning: false,
         }
     }
 }

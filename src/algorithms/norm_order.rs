@@ -24,6 +24,9 @@ use crate::kernels::Pick;
 pub struct NormOrder {
     ids: Vec<u32>,
     head: usize,
+    /// Searches still to skip after giving up (exponential back-off).
+    skip: usize,
+    backoff: usize,
 }
 
 impl NormOrder {
@@ -35,12 +38,14 @@ impl NormOrder {
             let (ha, hb) = (h[ws.position_of(a)], h[ws.position_of(b)]);
             hb.partial_cmp(&ha).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
         });
-        NormOrder { ids, head: 0 }
+        NormOrder { ids, head: 0, skip: 0, backoff: 0 }
     }
 
     /// The unassigned record (position `< m`) with the largest ½‖x‖² − ⟨x, c⟩, ties to the
     /// lowest id (`Some(None)` when every record is assigned), or `None` when proving it
-    /// would take more than `budget` visits.
+    /// would take more than `budget` visits. After giving up, the next 1, 2, 4, … (up to
+    /// 1024) searches answer `None` at once, so data where the bound does not bite costs
+    /// almost nothing extra; a success resets the back-off.
     pub fn farthest<T: Float>(
         &mut self,
         ws: &WorkingSet<T>,
@@ -48,6 +53,10 @@ impl NormOrder {
         c: &[T],
         budget: usize,
     ) -> Option<Option<Pick<T>>> {
+        if self.skip > 0 {
+            self.skip -= 1;
+            return None;
+        }
         // Relative rounding bound of a d-term score in precision T, with a safety factor.
         let delta = 4.0 * (ws.d() as f64 + 4.0) * T::epsilon().as_f64();
         let c_norm = c.iter().map(|v| v.as_f64() * v.as_f64()).sum::<f64>().sqrt();
@@ -78,7 +87,14 @@ impl NormOrder {
         let gave_up = live.len() == budget && stop < self.ids.len();
         self.head = stop - live.len();
         self.ids[self.head..stop].copy_from_slice(&live);
-        (!gave_up).then_some(best)
+        if gave_up {
+            self.backoff = (2 * self.backoff).clamp(1, 1024);
+            self.skip = self.backoff;
+            None
+        } else {
+            self.backoff = 0;
+            Some(best)
+        }
     }
 }
 
@@ -111,9 +127,12 @@ mod tests {
                 let full: Farthest<f32> = kernels::scan(Exec::SEQUENTIAL, &ws, m, &c, Metric::Algebraic, Farthest::default);
                 let pruned = order.farthest(&ws, m, &c, usize::MAX).unwrap();
                 prop_assert_eq!(pruned, full.0);
-                // A tight budget either proves the same answer or gives up.
-                if let Some(p) = order.clone().farthest(&ws, m, &c, 3) {
+                // A tight budget either proves the same answer or gives up (then backs off).
+                let mut tight = order.clone();
+                if let Some(p) = tight.farthest(&ws, m, &c, 3) {
                     prop_assert_eq!(p, full.0);
+                } else {
+                    prop_assert_eq!(tight.farthest(&ws, m, &c, usize::MAX), None);
                 }
                 // Remove the winner and a record from the middle, as groups do.
                 let p = pruned.unwrap().pos;

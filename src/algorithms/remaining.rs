@@ -85,9 +85,10 @@ impl<'a, T: Float> Remaining<'a, T> {
 
     /// Like [`Self::farthest_from`] with F-MDAV's algebraic score, by the pruned search of
     /// [`NormOrder`] (same result); falls back to the streaming scan when the search would
-    /// visit more than 1/32 of the records (a visit costs several times a streamed record).
+    /// visit more than 1/512 of the records: a visit gathers d values from d columns, which
+    /// costs hundreds of times a streamed record.
     pub fn farthest_by_norm_order(&self, order: &mut NormOrder, reference: &[T]) -> usize {
-        match order.farthest(&self.ws, self.m, reference, self.m / 32 + 64) {
+        match order.farthest(&self.ws, self.m, reference, self.m / 512 + 32) {
             Some(found) => found.expect("no unassigned record").pos,
             None => self.farthest_from(reference, Metric::Algebraic),
         }
