@@ -8,9 +8,9 @@ reports the fraction of identical labels), measures and prints; it asserts nothi
 
     python benches/fmdav_speedups.py                 # n = 10 000 and 70 000 (a few minutes)
     python benches/fmdav_speedups.py --full          # adds n = 150 000
-    python benches/fmdav_speedups.py --sizes 30000   # the issue's 10x target point
+    python benches/fmdav_speedups.py --sizes 30000 --name fmdav_speedups_30k   # the 10x target
 
-Writes bench-results/fmdav_speedups.md and bench-results/fmdav_speedups.png.
+Writes bench-results/<name>.md and .png (name: fmdav_speedups unless --name).
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 70_000])
     ap.add_argument("--full", action="store_true", help="also n = 150 000")
     ap.add_argument("--threads-n", type=int, default=200_000, help="n for the 1-vs-all-threads row")
+    ap.add_argument("--name", default="fmdav_speedups", help="output file stem in bench-results/")
     args = ap.parse_args()
     sizes = sorted(set(args.sizes + ([150_000] if args.full else [])))
     out = OUT
@@ -99,7 +100,7 @@ def main() -> None:
         lines.append(f"| {dtype} | {os.cpu_count()} | {tn:.3f} | {t1 / tn:.2f}x | {same} |")
         print("\n".join(lines[-2:]), flush=True)
 
-    write("fmdav_speedups.md", lines)
+    write(f"{args.name}.md", lines)
     try:
         import matplotlib
 
@@ -122,8 +123,8 @@ def main() -> None:
     ax.set_title(f"F-MDAV strategies, k={K}, one thread")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "fmdav_speedups.png", dpi=120)
-    print(f"wrote {out / 'fmdav_speedups.png'}")
+    fig.savefig(out / f"{args.name}.png", dpi=120)
+    print(f"wrote {out / f'{args.name}.png'}")
 
 
 if __name__ == "__main__":

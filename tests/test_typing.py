@@ -23,6 +23,9 @@ Xt = est.fit_transform(X)
 names: tuple[str, ...] = ma.METHODS
 p = ma.Progress()
 n: int = p.assigned
+inc = ma.IncrementalMicroaggregator(k=5, strategy="nn").fit(X[:80]).extend(X[80:])
+sizes: np.ndarray = inc.group_sizes_
+ratio: float = ma.incremental.plan(5.0, deadline=0.5).optimal_ratio
 '''
 
 
