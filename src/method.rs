@@ -22,6 +22,7 @@ pub const METHODS: &[&str] = &[
     "mhm",
     "mdav-mhm",
     "univariate",
+    "md",
 ];
 
 /// A parameter value as given by a caller (Python `bool`/`int`/`float`).
@@ -69,6 +70,8 @@ pub enum Method {
     },
     /// Mondrian median cuts (`"mondrian"`, `"mondrian-v"`, `"mondrian-v2d"`).
     Mondrian(CutRule),
+    /// Maximum distance (`"md"`).
+    Md,
     /// MHM on the records in the order given (`"mhm"`).
     Mhm,
     /// The MDAV path, then MHM (`"mdav-mhm"`).
@@ -166,6 +169,7 @@ impl Method {
                 max_rounds: p.count("max_rounds", 30, 1)?,
             }),
             "mhm" => Method::Mhm,
+            "md" => Method::Md,
             "mdav-mhm" => Method::MdavMhm,
             "univariate" => Method::Univariate,
             "mondrian" => Method::Mondrian(CutRule::Range),
@@ -184,7 +188,7 @@ impl Method {
             | Method::MdavMhm
             | Method::Univariate => Some((2 * k - 1).max(k)),
             Method::Mondrian(_) | Method::Mona(_) => Some(2 * k),
-            Method::MdavStar { plus: false } | Method::Ona { .. } => None,
+            Method::MdavStar { plus: false } | Method::Ona { .. } | Method::Md => None,
         }
     }
 
@@ -196,7 +200,7 @@ impl Method {
             "ona-star" => Ok(&["max_rounds"]),
             "mona" | "mona-2d" => Ok(&["rho", "max_rounds"]),
             "mdav-star" | "mdav-star-plus" | "mondrian" | "mondrian-v" | "mondrian-v2d" | "mhm"
-            | "mdav-mhm" | "univariate" => Ok(&[]),
+            | "mdav-mhm" | "univariate" | "md" => Ok(&[]),
             _ => Err(Error::UnknownMethod(name.to_string())),
         }
     }

@@ -1,6 +1,7 @@
 //! The one entry point the bindings and Rust users call: validate, build the working copy,
 //! run the chosen method on the requested threads, evaluate the result.
 
+use crate::algorithms::md::md;
 use crate::algorithms::mdav::mdav;
 use crate::algorithms::mdav_star::mdav_star;
 use crate::algorithms::mhm::{mdav_path, mhm_on_order, univariate};
@@ -71,6 +72,7 @@ pub fn microaggregate<S: Float, T: Float>(
         Method::Mona(opts) => mona(&ws, k, opts, exec, progress),
         Method::Mhm => mhm_on_order(&ws, &(0..ws.n() as u32).collect::<Vec<_>>(), k),
         Method::Univariate => univariate(&ws, k),
+        Method::Md => md(&ws, k, progress),
         Method::MdavMhm => mhm_on_order(&ws, &mdav_path(&ws, k, exec), k),
         Method::MdavStar { plus } => mdav_star(ws, k, plus, exec, progress),
         Method::OnaStar { max_rounds } => ona_star(ws, k, max_rounds, exec, progress),

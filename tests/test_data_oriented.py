@@ -71,3 +71,21 @@ def test_univariate_handles_large_inputs_and_ties() -> None:
     res = ma.microaggregate(v, 5, "univariate")
     assert res.group_sizes.min() >= 5 and res.group_sizes.max() <= 9
     assert res.information_loss <= ma.microaggregate(v, 5, "mdav").information_loss
+
+
+@pytest.mark.parametrize("dataset", LOADERS)
+def test_md_reproduces_table_5(dataset: str, published: list[dict[str, str]]) -> None:
+    figures = {int(r["k"]): r["il_percent"] for r in published
+               if r["table"] == "Table 5" and r["dataset"] == dataset and r["method"] == "md"}
+    assert sorted(figures) == [3, 5, 10]
+    X = LOADERS[dataset]()
+    for k, printed in figures.items():
+        il = 100 * ma.microaggregate(X, k, "md").information_loss
+        decimals = len(printed.split(".")[1])
+        assert round(il, decimals) == pytest.approx(float(printed), abs=10.0**-decimals / 2), (k, il, printed)
+
+
+def test_md_groups_and_leftovers() -> None:
+    for n, k in [(23, 4), (40, 3), (9, 5), (100, 1)]:
+        res = ma.microaggregate(gaussian(n, 3, seed=n), k, "md")
+        assert res.group_sizes.min() >= k and res.group_sizes.sum() == n

@@ -3,6 +3,7 @@
 pub mod centroid_index;
 pub mod clustering;
 pub mod clusters;
+pub mod md;
 pub mod mdav;
 pub mod mdav_star;
 pub mod mhm;

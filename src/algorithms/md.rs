@@ -1,0 +1,225 @@
+//! Maximum distance (MD; papers/data-oriented-microaggregation-mhm.txt §4.2.2, reading fixed
+//! in DESIGN §4).
+//!
+//! While ≥ 2k records remain: (r, s) = the two mutually most distant remaining records, r
+//! the lower index; the two groups grow alternately, r taking its nearest free record, then
+//! s its nearest free record, until both have k (so a record near both goes to the seed for
+//! which it ranks higher, r winning equal ranks). Then k..2k−1 remaining records form one
+//! group; each of fewer than k leftovers (in index order) joins the group of its nearest
+//! already-grouped record.
+//!
+//! The farthest pair is found without a distance matrix: every remaining record caches its
+//! farthest remaining partner in a max-heap. Removing records only lowers the true values,
+//! so cached values are upper bounds; the top entry whose partner is still unassigned is
+//! the exact maximum, and stale entries are refreshed by a farthest-point query that visits
+//! records by decreasing norm and stops at the bound (‖x‖ + ‖y‖)² (O(n) memory). Worst case
+//! O(n³·d/k) time, as in the paper; on real data the refresh queries stop after few records.
+
+use crate::dataset::WorkingSet;
+use crate::float::Float;
+use crate::partition::Partition;
+use crate::progress::Progress;
+use std::collections::BinaryHeap;
+
+/// Records as f64 rows with their norms, indexed by id.
+struct Points {
+    d: usize,
+    x: Vec<f64>,
+    norm: Vec<f64>,
+    /// ids by decreasing norm
+    by_norm: Vec<u32>,
+}
+
+impl Points {
+    fn new<T: Float>(ws: &WorkingSet<T>) -> Self {
+        let (n, d) = (ws.n(), ws.d());
+        let mut x = vec![0.0; n * d];
+        for j in 0..d {
+            for (p, v) in ws.column(j).iter().enumerate() {
+                x[ws.ids()[p] as usize * d + j] = v.as_f64();
+            }
+        }
+        let norm: Vec<f64> =
+            x.chunks_exact(d).map(|r| r.iter().map(|v| v * v).sum::<f64>().sqrt()).collect();
+        let mut by_norm: Vec<u32> = (0..n as u32).collect();
+        by_norm.sort_by(|&a, &b| norm[b as usize].total_cmp(&norm[a as usize]).then(a.cmp(&b)));
+        Points { d, x, norm, by_norm }
+    }
+
+    #[inline]
+    fn dist2(&self, a: u32, b: u32) -> f64 {
+        let (a, b) = (a as usize * self.d, b as usize * self.d);
+        self.x[a..a + self.d].iter().zip(&self.x[b..b + self.d]).map(|(u, v)| (u - v).powi(2)).sum()
+    }
+
+    /// The free record farthest from `a` (ties to the lowest id), pruned by norms.
+    fn farthest(&self, a: u32, free: &[bool]) -> Option<(f64, u32)> {
+        let mut best: Option<(f64, u32)> = None;
+        for &b in &self.by_norm {
+            if let Some((d, _)) = best {
+                let bound = self.norm[a as usize] + self.norm[b as usize];
+                if bound * bound * (1.0 + 1e-9) < d {
+                    break;
+                }
+            }
+            if b == a || !free[b as usize] {
+                continue;
+            }
+            let d = self.dist2(a, b);
+            if best.is_none_or(|(bd, bb)| d > bd || (d == bd && b < bb)) {
+                best = Some((d, b));
+            }
+        }
+        best
+    }
+
+    /// The `count` free records nearest to `a` (ties to the lowest id), nearest first.
+    fn nearest(&self, a: u32, count: usize, free: &[bool]) -> Vec<u32> {
+        let mut c: Vec<(f64, u32)> = (0..free.len() as u32)
+            .filter(|&b| b != a && free[b as usize])
+            .map(|b| (self.dist2(a, b), b))
+            .collect();
+        let count = count.min(c.len());
+        if count < c.len() {
+            c.select_nth_unstable_by(count, |p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
+            c.truncate(count);
+        }
+        c.sort_by(|p, q| p.0.total_cmp(&q.0).then(p.1.cmp(&q.1)));
+        c.into_iter().map(|(_, b)| b).collect()
+    }
+}
+
+/// A heap entry: a record's cached farthest partner (max-heap by distance, then lowest ids).
+#[derive(PartialEq)]
+struct Entry {
+    dist: f64,
+    lo: u32,
+    hi: u32,
+    owner: u32,
+    partner: u32,
+}
+
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.dist.total_cmp(&o.dist).then(o.lo.cmp(&self.lo)).then(o.hi.cmp(&self.hi))
+    }
+}
+
+fn entry(owner: u32, (dist, partner): (f64, u32)) -> Entry {
+    Entry { dist, lo: owner.min(partner), hi: owner.max(partner), owner, partner }
+}
+
+/// Runs MD on a working set (`1 ≤ k ≤ n`); groups are listed in creation order.
+pub fn md_groups<T: Float>(ws: &WorkingSet<T>, k: usize, progress: &Progress) -> Vec<Vec<u32>> {
+    let n = ws.n();
+    let pts = Points::new(ws);
+    let mut free = vec![true; n];
+    let mut left = n;
+    let mut groups: Vec<Vec<u32>> = Vec::new();
+    let mut heap: BinaryHeap<Entry> =
+        (0..n as u32).filter_map(|a| pts.farthest(a, &free).map(|f| entry(a, f))).collect();
+    while left >= 2 * k {
+        let top = heap.pop().expect("at least two free records");
+        if !free[top.owner as usize] {
+            continue;
+        }
+        if !free[top.partner as usize] {
+            if let Some(f) = pts.farthest(top.owner, &free) {
+                heap.push(entry(top.owner, f));
+            }
+            continue;
+        }
+        let (r, s) = (top.lo, top.hi);
+        free[r as usize] = false;
+        free[s as usize] = false;
+        let (mut gr, mut gs) = (vec![r], vec![s]);
+        // Candidates: a seed takes at most k−1 records and loses at most k−1 to the other.
+        let (cr, cs) = (pts.nearest(r, 2 * k, &free), pts.nearest(s, 2 * k, &free));
+        let (mut ir, mut is) = (0, 0);
+        while gr.len() < k || gs.len() < k {
+            for (g, c, i) in [(&mut gr, &cr, &mut ir), (&mut gs, &cs, &mut is)] {
+                if g.len() < k {
+                    while !free[c[*i] as usize] {
+                        *i += 1;
+                    }
+                    free[c[*i] as usize] = false;
+                    g.push(c[*i]);
+                }
+            }
+        }
+        left -= 2 * k;
+        progress.add(2 * k);
+        groups.push(gr);
+        groups.push(gs);
+    }
+    let rest: Vec<u32> = (0..n as u32).filter(|&a| free[a as usize]).collect();
+    if rest.len() >= k {
+        groups.push(rest);
+    } else {
+        let mut group_of = vec![usize::MAX; n];
+        for (g, members) in groups.iter().enumerate() {
+            for &a in members {
+                group_of[a as usize] = g;
+            }
+        }
+        for a in rest {
+            let nearest = (0..n as u32)
+                .filter(|&b| group_of[b as usize] != usize::MAX)
+                .min_by(|&b, &c| pts.dist2(a, b).total_cmp(&pts.dist2(a, c)).then(b.cmp(&c)))
+                .expect("k <= n: a group exists");
+            let g = group_of[nearest as usize];
+            groups[g].push(a);
+            group_of[a as usize] = g;
+        }
+    }
+    progress.add(left);
+    groups
+}
+
+/// MD as a partition (groups labelled in creation order).
+pub fn md<T: Float>(ws: &WorkingSet<T>, k: usize, progress: &Progress) -> Partition {
+    let groups = md_groups(ws, k, progress);
+    let mut labels = vec![0u32; ws.n()];
+    for (g, members) in groups.iter().enumerate() {
+        for &a in members {
+            labels[a as usize] = g as u32;
+        }
+    }
+    Partition::new_unchecked(labels, groups.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::Scaling;
+    use ndarray::Array2;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn valid_groups(values in prop::collection::vec(-9i8..9, 2..300), k in 1usize..6, d in 1usize..4) {
+            let n = values.len() / d;
+            prop_assume!(n >= k);
+            let x = Array2::from_shape_fn((n, d), |(i, j)| values[i * d + j] as f64);
+            let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
+            md(&ws, k, &Progress::new()).check(k, None).unwrap();
+        }
+    }
+
+    #[test]
+    fn first_pair_is_the_diameter() {
+        let x = Array2::from_shape_vec((6, 1), vec![0.0, 1.0, 2.0, 7.0, 8.0, 10.0]).unwrap();
+        let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
+        let g = md_groups(&ws, 2, &Progress::new());
+        assert_eq!(g[0], vec![0, 1]); // r = record 0 (lower index of the pair 0, 5)
+        assert_eq!(g[1], vec![5, 4]);
+        assert_eq!(g[2], vec![2, 3]);
+    }
+}
