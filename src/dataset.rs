@@ -193,6 +193,18 @@ impl<T: Float> WorkingSet<T> {
         self.positions[self.ids[b] as usize] = b as u32;
     }
 
+    /// All records as f64 rows (row-major, n × d), indexed by original id: the layout the
+    /// algorithms that access records at random (MD, MHM paths, ONA, Mondrian) work on.
+    pub fn rows_by_id(&self) -> Vec<f64> {
+        let mut x = vec![0.0; self.n * self.d];
+        for (j, c) in self.cols.chunks_exact(self.n).enumerate() {
+            for (p, v) in c.iter().enumerate() {
+                x[self.ids[p] as usize * self.d + j] = v.as_f64();
+            }
+        }
+        x
+    }
+
     /// Column sums (f64) over the positions `0..m`.
     pub fn prefix_sums(&self, m: usize) -> Vec<f64> {
         self.cols.chunks_exact(self.n).map(|c| c[..m].iter().map(|v| v.as_f64()).sum()).collect()

@@ -23,6 +23,10 @@ pub const METHODS: &[&str] = &[
     "mdav-mhm",
     "univariate",
     "md",
+    "cbfs",
+    "npn-mhm",
+    "md-mhm",
+    "cbfs-mhm",
 ];
 
 /// A parameter value as given by a caller (Python `bool`/`int`/`float`).
@@ -44,6 +48,17 @@ impl ParamValue {
             ParamValue::Float(_) => "float",
         }
     }
+}
+
+/// The path constructions of the mhm paper §4.2 (MDAV's is [`Method::MdavMhm`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Path {
+    /// Nearest point next (§4.2.1).
+    Npn,
+    /// Maximum distance groups (§4.2.2).
+    Md,
+    /// CBFS groups (§4.2.3).
+    Cbfs,
 }
 
 /// A method with validated parameters.
@@ -72,6 +87,10 @@ pub enum Method {
     Mondrian(CutRule),
     /// Maximum distance (`"md"`).
     Md,
+    /// Centroid-based fixed size (`"cbfs"`).
+    Cbfs,
+    /// A path construction, then MHM (`"npn-mhm"`, `"md-mhm"`, `"cbfs-mhm"`).
+    PathMhm(Path),
     /// MHM on the records in the order given (`"mhm"`).
     Mhm,
     /// The MDAV path, then MHM (`"mdav-mhm"`).
@@ -170,6 +189,10 @@ impl Method {
             }),
             "mhm" => Method::Mhm,
             "md" => Method::Md,
+            "cbfs" => Method::Cbfs,
+            "npn-mhm" => Method::PathMhm(Path::Npn),
+            "md-mhm" => Method::PathMhm(Path::Md),
+            "cbfs-mhm" => Method::PathMhm(Path::Cbfs),
             "mdav-mhm" => Method::MdavMhm,
             "univariate" => Method::Univariate,
             "mondrian" => Method::Mondrian(CutRule::Range),
@@ -186,6 +209,8 @@ impl Method {
             | Method::OnaStar { .. }
             | Method::Mhm
             | Method::MdavMhm
+            | Method::PathMhm(_)
+            | Method::Cbfs
             | Method::Univariate => Some((2 * k - 1).max(k)),
             Method::Mondrian(_) | Method::Mona(_) => Some(2 * k),
             Method::MdavStar { plus: false } | Method::Ona { .. } | Method::Md => None,
@@ -200,7 +225,9 @@ impl Method {
             "ona-star" => Ok(&["max_rounds"]),
             "mona" | "mona-2d" => Ok(&["rho", "max_rounds"]),
             "mdav-star" | "mdav-star-plus" | "mondrian" | "mondrian-v" | "mondrian-v2d" | "mhm"
-            | "mdav-mhm" | "univariate" | "md" => Ok(&[]),
+            | "mdav-mhm" | "univariate" | "md" | "cbfs" | "npn-mhm" | "md-mhm" | "cbfs-mhm" => {
+                Ok(&[])
+            }
             _ => Err(Error::UnknownMethod(name.to_string())),
         }
     }

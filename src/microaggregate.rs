@@ -1,10 +1,11 @@
 //! The one entry point the bindings and Rust users call: validate, build the working copy,
 //! run the chosen method on the requested threads, evaluate the result.
 
+use crate::algorithms::cbfs::cbfs;
 use crate::algorithms::md::md;
 use crate::algorithms::mdav::mdav;
 use crate::algorithms::mdav_star::mdav_star;
-use crate::algorithms::mhm::{mdav_path, mhm_on_order, univariate};
+use crate::algorithms::mhm::{cbfs_path, md_path, mdav_path, mhm_on_order, npn_path, univariate};
 use crate::algorithms::mona::mona;
 use crate::algorithms::mondrian::mondrian;
 use crate::algorithms::ona::{OnaOptions, ona};
@@ -12,7 +13,7 @@ use crate::algorithms::ona_star::ona_star;
 use crate::dataset::{Scaling, WorkingSet, validate, validate_k};
 use crate::error::{Error, Result};
 use crate::float::Float;
-use crate::method::Method;
+use crate::method::{Method, Path};
 use crate::parallel::Parallelism;
 use crate::partition::{Evaluation, Partition};
 use crate::progress::Progress;
@@ -73,6 +74,15 @@ pub fn microaggregate<S: Float, T: Float>(
         Method::Mhm => mhm_on_order(&ws, &(0..ws.n() as u32).collect::<Vec<_>>(), k),
         Method::Univariate => univariate(&ws, k),
         Method::Md => md(&ws, k, progress),
+        Method::Cbfs => cbfs(ws, k, exec, progress),
+        Method::PathMhm(path) => {
+            let order = match path {
+                Path::Npn => npn_path(&ws),
+                Path::Md => md_path(&ws, k),
+                Path::Cbfs => cbfs_path(&ws, k, exec),
+            };
+            mhm_on_order(&ws, &order, k)
+        }
         Method::MdavMhm => mhm_on_order(&ws, &mdav_path(&ws, k, exec), k),
         Method::MdavStar { plus } => mdav_star(ws, k, plus, exec, progress),
         Method::OnaStar { max_rounds } => ona_star(ws, k, max_rounds, exec, progress),

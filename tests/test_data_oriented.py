@@ -15,12 +15,22 @@ LOADERS = {"census": ma.datasets.load_census, "tarragona": ma.datasets.load_tarr
 
 
 @pytest.mark.parametrize("dataset", LOADERS)
-def test_mdav_mhm_never_worse_than_mdav(dataset: str) -> None:
+@pytest.mark.parametrize("base", ["mdav", "md", "cbfs"])
+def test_x_mhm_never_worse_than_x(dataset: str, base: str) -> None:
     X = LOADERS[dataset]()
     for k in (3, 5, 10):
-        combined = ma.microaggregate(X, k, "mdav-mhm")
-        assert combined.sse <= ma.microaggregate(X, k, "mdav").sse * (1 + 1e-12)
+        combined = ma.microaggregate(X, k, f"{base}-mhm")
+        assert combined.sse <= ma.microaggregate(X, k, base).sse * (1 + 1e-12)
         assert combined.group_sizes.min() >= k and combined.group_sizes.max() <= 2 * k - 1
+
+
+@pytest.mark.parametrize("method", ["cbfs", "npn-mhm", "md-mhm", "cbfs-mhm", "mdav-mhm", "mhm"])
+def test_invariants_on_many_shapes(method: str) -> None:
+    rng = np.random.default_rng(4)
+    for n, d, k in [(1, 1, 1), (7, 2, 3), (50, 3, 4), (101, 1, 10), (64, 5, 2)]:
+        X = np.round(rng.normal(size=(n, d)) * 3)  # ties and duplicates
+        res = ma.microaggregate(X, k, method)
+        assert res.group_sizes.min() >= k and res.group_sizes.max() <= max(2 * k - 1, k)
 
 
 def test_mhm_groups_are_runs_of_the_given_order() -> None:

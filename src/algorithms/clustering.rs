@@ -23,11 +23,9 @@ pub struct Rows {
 }
 
 impl Rows {
-    /// The working set's values by original id (positions must still equal ids).
+    /// The working set's values by original id.
     pub fn of<T: Float>(ws: &WorkingSet<T>) -> Self {
-        let values = Array2::from_shape_fn((ws.n(), ws.d()), |(i, j)| {
-            ws.column(j)[ws.position_of(i as u32)].as_f64()
-        });
+        let values = Array2::from_shape_vec((ws.n(), ws.d()), ws.rows_by_id()).expect("n x d");
         Rows { values }
     }
 

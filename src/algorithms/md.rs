@@ -33,12 +33,7 @@ struct Points {
 impl Points {
     fn new<T: Float>(ws: &WorkingSet<T>) -> Self {
         let (n, d) = (ws.n(), ws.d());
-        let mut x = vec![0.0; n * d];
-        for j in 0..d {
-            for (p, v) in ws.column(j).iter().enumerate() {
-                x[ws.ids()[p] as usize * d + j] = v.as_f64();
-            }
-        }
+        let x = ws.rows_by_id();
         let norm: Vec<f64> =
             x.chunks_exact(d).map(|r| r.iter().map(|v| v * v).sum::<f64>().sqrt()).collect();
         let mut by_norm: Vec<u32> = (0..n as u32).collect();

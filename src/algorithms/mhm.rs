@@ -1,5 +1,6 @@
 //! MHM, the multivariate Hansen–Mukherjee algorithm (papers/data-oriented-microaggregation-
-//! mhm.txt §4.1), the optimal univariate partition, and the MDAV path construction (§4.2.3).
+//! mhm.txt §4.1), the optimal univariate partition, and the path constructions of §4.2
+//! (NPN, and the group-level + point-level paths through MD, MDAV and CBFS groups).
 //!
 //! MHM returns the k-partition with the lowest SSE among those whose groups are runs of
 //! k..2k−1 consecutive records of a given order: a shortest path from node 0 to node n
@@ -10,8 +11,10 @@
 //! the optimal univariate partition (Hansen & Mukherjee 2003).
 //!
 //! Any fixed-size partition whose groups are consecutive in the order is one of the paths,
-//! so `mdav-mhm` never has a larger SSE than `mdav` on the same data.
+//! so `x-mhm` never has a larger SSE than `x` (x = md, mdav, cbfs) on the same data.
 
+use super::cbfs::cbfs;
+use super::md::md_groups;
 use super::mdav::{MdavOptions, mdav};
 use crate::dataset::WorkingSet;
 use crate::float::Float;
@@ -81,65 +84,142 @@ pub fn univariate<T: Float>(ws: &WorkingSet<T>, k: usize) -> Partition {
     mhm_on_order(ws, &order, k)
 }
 
-/// The MDAV path (mhm paper §4.2.3 steps 6–7): MDAV's groups, ordered by nearest-centroid
-/// chaining from the first group; inside the first group its seed (the member farthest
-/// from the data's centroid) then the rest by distance to it; inside every other group the
-/// member nearest to the previous group's centroid, then the rest by distance to it.
-pub fn mdav_path<T: Float>(ws: &WorkingSet<T>, k: usize, exec: Exec) -> Vec<u32> {
-    let groups_part = mdav(ws.clone(), k, MdavOptions::default(), exec, &Progress::new());
-    let row = |id: u32| -> Vec<f64> {
-        ws.row(ws.position_of(id)).into_iter().map(Float::as_f64).collect()
-    };
-    let dist2 = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>();
-    let mut groups: Vec<Vec<u32>> = vec![Vec::new(); groups_part.n_groups()];
-    for (id, &l) in groups_part.labels().iter().enumerate() {
+/// The groups of a partition, as lists of ids, in label order.
+fn groups_of(p: &Partition) -> Vec<Vec<u32>> {
+    let mut groups = vec![Vec::new(); p.n_groups()];
+    for (id, &l) in p.labels().iter().enumerate() {
         groups[l as usize].push(id as u32);
     }
-    let centroid = |g: &[u32]| -> Vec<f64> {
-        let mut c = vec![0.0; ws.d()];
-        for &id in g {
-            for (s, v) in c.iter_mut().zip(row(id)) {
+    groups
+}
+
+/// Rows as f64 by id, and squared distances between them.
+struct Geometry {
+    d: usize,
+    x: Vec<f64>,
+}
+
+impl Geometry {
+    fn new<T: Float>(ws: &WorkingSet<T>) -> Self {
+        Geometry { d: ws.d(), x: ws.rows_by_id() }
+    }
+
+    fn row(&self, id: u32) -> &[f64] {
+        &self.x[id as usize * self.d..][..self.d]
+    }
+
+    fn dist2(a: &[f64], b: &[f64]) -> f64 {
+        a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum()
+    }
+
+    fn centroid(&self, ids: &[u32]) -> Vec<f64> {
+        let mut c = vec![0.0; self.d];
+        for &id in ids {
+            for (s, v) in c.iter_mut().zip(self.row(id)) {
                 *s += v;
             }
         }
-        c.iter().map(|s| s / g.len() as f64).collect()
-    };
-    let centroids: Vec<Vec<f64>> = groups.iter().map(|g| centroid(g)).collect();
-    let center = centroid(&(0..ws.n() as u32).collect::<Vec<_>>());
-    // group-level NPN path from group 0 (ties to the lowest group id)
+        c.iter().map(|s| s / ids.len() as f64).collect()
+    }
+
+    /// The id in `ids` farthest from `to` (ties to the lowest id).
+    fn farthest(&self, ids: impl Iterator<Item = u32>, to: &[f64]) -> Option<u32> {
+        ids.max_by(|&a, &b| {
+            Self::dist2(self.row(a), to).total_cmp(&Self::dist2(self.row(b), to)).then(b.cmp(&a))
+        })
+    }
+
+    /// The id in `ids` nearest to `to` (ties to the lowest id).
+    fn nearest(&self, ids: impl Iterator<Item = u32>, to: &[f64]) -> Option<u32> {
+        ids.min_by(|&a, &b| {
+            Self::dist2(self.row(a), to).total_cmp(&Self::dist2(self.row(b), to)).then(a.cmp(&b))
+        })
+    }
+}
+
+/// The path of §4.2.2 steps 5–6 / §4.2.3 steps 6–7 through fixed-size groups: groups in
+/// nearest-centroid (NPN) order from the first group; inside the first group `first`, then
+/// the rest by distance to it; inside every other group the member nearest to the previous
+/// group's centroid, then the rest by distance to that member.
+pub fn group_path<T: Float>(ws: &WorkingSet<T>, groups: &[Vec<u32>], first: u32) -> Vec<u32> {
+    let geo = Geometry::new(ws);
+    let centroids: Vec<Vec<f64>> = groups.iter().map(|g| geo.centroid(g)).collect();
     let mut left: Vec<usize> = (1..groups.len()).collect();
-    let mut path = vec![0usize];
+    let mut seq = vec![0usize];
     while !left.is_empty() {
-        let cur = &centroids[*path.last().expect("non-empty")];
+        let cur = &centroids[*seq.last().expect("non-empty")];
+        let near = |g: &usize| Geometry::dist2(cur, &centroids[*g]);
         let (i, _) = left
             .iter()
             .enumerate()
-            .min_by(|a, b| {
-                dist2(cur, &centroids[*a.1])
-                    .total_cmp(&dist2(cur, &centroids[*b.1]))
-                    .then(a.1.cmp(b.1))
-            })
+            .min_by(|a, b| near(a.1).total_cmp(&near(b.1)).then(a.1.cmp(b.1)))
             .expect("non-empty");
-        path.push(left.remove(i));
+        seq.push(left.remove(i));
     }
-    // point-level order
     let mut order = Vec::with_capacity(ws.n());
-    for (step, &g) in path.iter().enumerate() {
-        let members = &groups[g];
-        let anchor = if step == 0 { center.clone() } else { centroids[path[step - 1]].clone() };
-        // first point: farthest from the data's centroid (group 0) or nearest to the anchor
-        let key = |id: &u32| dist2(&row(*id), &anchor);
-        let first = *if step == 0 {
-            members.iter().max_by(|a, b| key(a).total_cmp(&key(b)).then(b.cmp(a)))
+    for (step, &g) in seq.iter().enumerate() {
+        let lead = if step == 0 {
+            first
         } else {
-            members.iter().min_by(|a, b| key(a).total_cmp(&key(b)).then(a.cmp(b)))
-        }
-        .expect("groups are not empty");
-        let f = row(first);
-        let mut rest: Vec<u32> = members.iter().copied().filter(|&id| id != first).collect();
-        rest.sort_by(|a, b| dist2(&row(*a), &f).total_cmp(&dist2(&row(*b), &f)).then(a.cmp(b)));
-        order.push(first);
+            geo.nearest(groups[g].iter().copied(), &centroids[seq[step - 1]]).expect("non-empty")
+        };
+        let l = geo.row(lead).to_vec();
+        let mut rest: Vec<u32> = groups[g].iter().copied().filter(|&id| id != lead).collect();
+        rest.sort_by(|&a, &b| {
+            Geometry::dist2(geo.row(a), &l)
+                .total_cmp(&Geometry::dist2(geo.row(b), &l))
+                .then(a.cmp(&b))
+        });
+        order.push(lead);
         order.extend(rest);
+    }
+    order
+}
+
+/// The MDAV path of §4.2.3: MDAV's groups, the first one led by its seed (the member
+/// farthest from the data's centroid).
+pub fn mdav_path<T: Float>(ws: &WorkingSet<T>, k: usize, exec: Exec) -> Vec<u32> {
+    let groups = groups_of(&mdav(ws.clone(), k, MdavOptions::default(), exec, &Progress::new()));
+    path_from_centroid_seed(ws, &groups)
+}
+
+/// The CBFS path (as the MDAV path, with CBFS's groups).
+pub fn cbfs_path<T: Float>(ws: &WorkingSet<T>, k: usize, exec: Exec) -> Vec<u32> {
+    let groups = groups_of(&cbfs(ws.clone(), k, exec, &Progress::new()));
+    path_from_centroid_seed(ws, &groups)
+}
+
+/// The MD path of §4.2.2: MD's groups, the first one led by its seed r.
+pub fn md_path<T: Float>(ws: &WorkingSet<T>, k: usize) -> Vec<u32> {
+    let groups = md_groups(ws, k, &Progress::new());
+    group_path(ws, &groups, groups[0][0])
+}
+
+fn path_from_centroid_seed<T: Float>(ws: &WorkingSet<T>, groups: &[Vec<u32>]) -> Vec<u32> {
+    let geo = Geometry::new(ws);
+    let all: Vec<u32> = (0..ws.n() as u32).collect();
+    let center = geo.centroid(&all);
+    let seed = geo.farthest(groups[0].iter().copied(), &center).expect("groups are not empty");
+    group_path(ws, groups, seed)
+}
+
+/// The NPN path (§4.2.1): start at the record farthest from the centroid, then always go
+/// to the nearest record not yet on the path (ties to the lowest id). O(n²·d).
+pub fn npn_path<T: Float>(ws: &WorkingSet<T>) -> Vec<u32> {
+    let geo = Geometry::new(ws);
+    let n = ws.n();
+    let all: Vec<u32> = (0..n as u32).collect();
+    let center = geo.centroid(&all);
+    let mut free = vec![true; n];
+    let mut cur = geo.farthest(all.iter().copied(), &center).expect("n >= 1");
+    let mut order = vec![cur];
+    free[cur as usize] = false;
+    while order.len() < n {
+        let here = geo.row(cur).to_vec();
+        cur =
+            geo.nearest((0..n as u32).filter(|&b| free[b as usize]), &here).expect("records left");
+        free[cur as usize] = false;
+        order.push(cur);
     }
     order
 }

@@ -1,5 +1,6 @@
 //! The microaggregation algorithms, one family per file (DESIGN §4).
 
+pub mod cbfs;
 pub mod centroid_index;
 pub mod clustering;
 pub mod clusters;

@@ -267,12 +267,7 @@ pub(crate) fn cut_into_parts<T: Float>(
     exec: Exec,
 ) -> (Vec<u32>, Vec<usize>) {
     let (n, d) = (ws.n(), ws.d());
-    let mut rows = vec![0.0; n * d];
-    for j in 0..d {
-        for (p, &v) in ws.column(j).iter().enumerate() {
-            rows[ws.ids()[p] as usize * d + j] = v.as_f64();
-        }
-    }
+    let mut rows = ws.rows_by_id();
     let mut ids: Vec<u32> = (0..n as u32).collect();
     let (mut spare_rows, mut spare_ids) = (vec![0.0; n * d], vec![0u32; n]);
     let (mut keys, mut spare_keys) = (vec![(0.0, 0u32); n], vec![(0.0, 0u32); n]);
