@@ -27,6 +27,7 @@ pub const METHODS: &[&str] = &[
     "npn-mhm",
     "md-mhm",
     "cbfs-mhm",
+    "optimal",
 ];
 
 /// A parameter value as given by a caller (Python `bool`/`int`/`float`).
@@ -87,6 +88,8 @@ pub enum Method {
     Mondrian(CutRule),
     /// Maximum distance (`"md"`).
     Md,
+    /// The exact optimum for n ≤ 20 (`"optimal"`).
+    Optimal,
     /// Centroid-based fixed size (`"cbfs"`).
     Cbfs,
     /// A path construction, then MHM (`"npn-mhm"`, `"md-mhm"`, `"cbfs-mhm"`).
@@ -190,6 +193,7 @@ impl Method {
             "mhm" => Method::Mhm,
             "md" => Method::Md,
             "cbfs" => Method::Cbfs,
+            "optimal" => Method::Optimal,
             "npn-mhm" => Method::PathMhm(Path::Npn),
             "md-mhm" => Method::PathMhm(Path::Md),
             "cbfs-mhm" => Method::PathMhm(Path::Cbfs),
@@ -211,6 +215,7 @@ impl Method {
             | Method::MdavMhm
             | Method::PathMhm(_)
             | Method::Cbfs
+            | Method::Optimal
             | Method::Univariate => Some((2 * k - 1).max(k)),
             Method::Mondrian(_) | Method::Mona(_) => Some(2 * k),
             Method::MdavStar { plus: false } | Method::Ona { .. } | Method::Md => None,
@@ -225,9 +230,8 @@ impl Method {
             "ona-star" => Ok(&["max_rounds"]),
             "mona" | "mona-2d" => Ok(&["rho", "max_rounds"]),
             "mdav-star" | "mdav-star-plus" | "mondrian" | "mondrian-v" | "mondrian-v2d" | "mhm"
-            | "mdav-mhm" | "univariate" | "md" | "cbfs" | "npn-mhm" | "md-mhm" | "cbfs-mhm" => {
-                Ok(&[])
-            }
+            | "mdav-mhm" | "univariate" | "md" | "cbfs" | "npn-mhm" | "md-mhm" | "cbfs-mhm"
+            | "optimal" => Ok(&[]),
             _ => Err(Error::UnknownMethod(name.to_string())),
         }
     }

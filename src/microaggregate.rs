@@ -10,6 +10,7 @@ use crate::algorithms::mona::mona;
 use crate::algorithms::mondrian::mondrian;
 use crate::algorithms::ona::{OnaOptions, ona};
 use crate::algorithms::ona_star::ona_star;
+use crate::algorithms::optimal::{MAX_N, optimal};
 use crate::dataset::{Scaling, WorkingSet, validate, validate_k};
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -58,6 +59,15 @@ pub fn microaggregate<S: Float, T: Float>(
 ) -> Result<Outcome> {
     validate(x)?;
     validate_k(k, x.nrows())?;
+    if *method == Method::Optimal && x.nrows() > MAX_N {
+        return Err(Error::InvalidParameter {
+            name: "X".into(),
+            reason: format!(
+                "method 'optimal' is exact and exponential: at most {MAX_N} records, got {}",
+                x.nrows()
+            ),
+        });
+    }
     if *method == Method::Univariate && x.ncols() != 1 {
         return Err(Error::InvalidParameter {
             name: "X".into(),
@@ -75,6 +85,7 @@ pub fn microaggregate<S: Float, T: Float>(
         Method::Univariate => univariate(&ws, k),
         Method::Md => md(&ws, k, progress),
         Method::Cbfs => cbfs(ws, k, exec, progress),
+        Method::Optimal => optimal(&ws, k),
         Method::PathMhm(path) => {
             let order = match path {
                 Path::Npn => npn_path(&ws),

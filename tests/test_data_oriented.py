@@ -99,3 +99,32 @@ def test_md_groups_and_leftovers() -> None:
     for n, k in [(23, 4), (40, 3), (9, 5), (100, 1)]:
         res = ma.microaggregate(gaussian(n, 3, seed=n), k, "md")
         assert res.group_sizes.min() >= k and res.group_sizes.sum() == n
+
+
+SME = np.array([[790, 55], [710, 44], [730, 32], [810, 17], [950, 3], [510, 25],
+                [400, 45], [330, 50], [510, 5], [760, 52], [50, 12]], dtype=float)
+
+
+def test_optimal_on_the_sme_example_of_the_mhm_paper() -> None:
+    res = ma.microaggregate(SME, 3, "optimal")
+    assert res.sse == pytest.approx(7.4848, abs=1e-4)
+    assert res.sst == pytest.approx(22.0)
+    groups = {frozenset(np.flatnonzero(res.labels == g)) for g in range(res.n_groups)}
+    assert groups == {frozenset({0, 1, 2, 9}), frozenset({3, 4, 8}), frozenset({5, 6, 7, 10})}
+
+
+def test_optimal_matches_brute_force_and_beats_every_heuristic() -> None:
+    rng = np.random.default_rng(6)
+    for n, k in [(8, 2), (9, 3), (10, 2)]:
+        v = rng.normal(size=n)
+        assert ma.microaggregate(v.reshape(-1, 1), k, "optimal", standardize=False).sse == pytest.approx(
+            _brute_force(v, k), rel=1e-9, abs=1e-12)
+        X = rng.normal(size=(n, 3))
+        best = ma.microaggregate(X, k, "optimal").sse
+        for m in ("mdav", "mdav-mhm", "md", "cbfs", "ona-star", "mondrian-v"):
+            assert best <= ma.microaggregate(X, k, m).sse * (1 + 1e-12)
+
+
+def test_optimal_refuses_large_inputs() -> None:
+    with pytest.raises(ValueError, match="'optimal' is exact and exponential: at most 20 records, got 21"):
+        ma.microaggregate(gaussian(21, 2), 3, "optimal")

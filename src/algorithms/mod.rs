@@ -13,4 +13,5 @@ pub mod mondrian;
 pub mod norm_order;
 pub mod ona;
 pub mod ona_star;
+pub mod optimal;
 pub mod remaining;
