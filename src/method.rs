@@ -28,6 +28,7 @@ pub const METHODS: &[&str] = &[
     "md-mhm",
     "cbfs-mhm",
     "optimal",
+    "vmdav",
 ];
 
 /// A parameter value as given by a caller (Python `bool`/`int`/`float`).
@@ -88,6 +89,11 @@ pub enum Method {
     Mondrian(CutRule),
     /// Maximum distance (`"md"`).
     Md,
+    /// Variable-size MDAV (`"vmdav"`).
+    Vmdav {
+        /// Extension factor γ ≥ 0.
+        gamma: f64,
+    },
     /// The exact optimum for n ≤ 20 (`"optimal"`).
     Optimal,
     /// Centroid-based fixed size (`"cbfs"`).
@@ -194,6 +200,7 @@ impl Method {
             "md" => Method::Md,
             "cbfs" => Method::Cbfs,
             "optimal" => Method::Optimal,
+            "vmdav" => Method::Vmdav { gamma: p.real("gamma", 0.2, 0.0, f64::MAX)? },
             "npn-mhm" => Method::PathMhm(Path::Npn),
             "md-mhm" => Method::PathMhm(Path::Md),
             "cbfs-mhm" => Method::PathMhm(Path::Cbfs),
@@ -218,7 +225,10 @@ impl Method {
             | Method::Optimal
             | Method::Univariate => Some((2 * k - 1).max(k)),
             Method::Mondrian(_) | Method::Mona(_) => Some(2 * k),
-            Method::MdavStar { plus: false } | Method::Ona { .. } | Method::Md => None,
+            Method::MdavStar { plus: false }
+            | Method::Ona { .. }
+            | Method::Md
+            | Method::Vmdav { .. } => None,
         }
     }
 
@@ -229,6 +239,7 @@ impl Method {
             "ona" => Ok(&["max_rounds", "n_init"]),
             "ona-star" => Ok(&["max_rounds"]),
             "mona" | "mona-2d" => Ok(&["rho", "max_rounds"]),
+            "vmdav" => Ok(&["gamma"]),
             "mdav-star" | "mdav-star-plus" | "mondrian" | "mondrian-v" | "mondrian-v2d" | "mhm"
             | "mdav-mhm" | "univariate" | "md" | "cbfs" | "npn-mhm" | "md-mhm" | "cbfs-mhm"
             | "optimal" => Ok(&[]),

@@ -11,6 +11,7 @@ use crate::algorithms::mondrian::mondrian;
 use crate::algorithms::ona::{OnaOptions, ona};
 use crate::algorithms::ona_star::ona_star;
 use crate::algorithms::optimal::{MAX_N, optimal};
+use crate::algorithms::vmdav::vmdav;
 use crate::dataset::{Scaling, WorkingSet, validate, validate_k};
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -86,6 +87,7 @@ pub fn microaggregate<S: Float, T: Float>(
         Method::Md => md(&ws, k, progress),
         Method::Cbfs => cbfs(ws, k, exec, progress),
         Method::Optimal => optimal(&ws, k),
+        Method::Vmdav { gamma } => vmdav(&ws, k, gamma, progress),
         Method::PathMhm(path) => {
             let order = match path {
                 Path::Npn => npn_path(&ws),

@@ -128,3 +128,13 @@ def test_optimal_matches_brute_force_and_beats_every_heuristic() -> None:
 def test_optimal_refuses_large_inputs() -> None:
     with pytest.raises(ValueError, match="'optimal' is exact and exponential: at most 20 records, got 21"):
         ma.microaggregate(gaussian(21, 2), 3, "optimal")
+
+
+def test_vmdav_gamma_controls_group_growth() -> None:
+    X = ma.datasets.load_tarragona()
+    tight = ma.microaggregate(X, 3, "vmdav", gamma=0.0)
+    assert (tight.group_sizes[:-1] == 3).all()  # no extension at gamma 0 (last group takes the rest)
+    loose = ma.microaggregate(X, 3, "vmdav", gamma=1.5)
+    assert loose.group_sizes.min() >= 3 and loose.group_sizes.max() > 3
+    with pytest.raises(ValueError, match="gamma: must be in"):
+        ma.microaggregate(X, 3, "vmdav", gamma=-1.0)

@@ -15,3 +15,4 @@ pub mod ona;
 pub mod ona_star;
 pub mod optimal;
 pub mod remaining;
+pub mod vmdav;
