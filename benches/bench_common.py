@@ -39,6 +39,16 @@ def published() -> dict[tuple[str, str, int], str]:
         }
 
 
+def published_mhm() -> dict[tuple[str, str, int], str]:
+    """{(dataset, method, k): printed IL %} from the mhm paper's Table 5."""
+    with open(SHARED / "reference" / "published_il.csv", newline="") as f:
+        return {
+            (r["dataset"], r["method"], int(r["k"])): r["il_percent"]
+            for r in csv.DictReader(f)
+            if r["paper"].startswith("data-oriented")
+        }
+
+
 def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
     """Best wall time of `repeat` calls, and the last result."""
     best, out = float("inf"), None

@@ -55,8 +55,8 @@ pub fn vmdav<T: Float>(ws: &WorkingSet<T>, k: usize, gamma: f64, progress: &Prog
             let dout = argmin(&free, &|a| dist2(a, row(u))).map(|o| dist2(o, row(u)));
             if dout.is_some_and(|o| din[u].sqrt() < gamma * o.sqrt()) {
                 g.push(u);
-                for a in 0..n {
-                    din[a] = din[a].min(dist2(a, row(u)));
+                for (a, da) in din.iter_mut().enumerate() {
+                    *da = da.min(dist2(a, row(u)));
                 }
             } else {
                 free[u] = true;
