@@ -29,23 +29,14 @@ def load(name: str) -> np.ndarray:
     return loader()
 
 
-def published() -> dict[tuple[str, str, int], str]:
-    """{(dataset, method, k): printed IL %} from the ona-mona paper's tables (1 and 6)."""
+def published(paper: str = "scalable") -> dict[tuple[str, str, int], str]:
+    """{(dataset, method, k): printed IL %} from one paper's tables in published_il.csv
+    (``"scalable"``: ona-mona Tables 1 and 6; ``"data-oriented"``: mhm Table 5)."""
     with open(SHARED / "reference" / "published_il.csv", newline="") as f:
         return {
             (r["dataset"], r["method"], int(r["k"])): r["il_percent"]
             for r in csv.DictReader(f)
-            if r["paper"].startswith("scalable")
-        }
-
-
-def published_mhm() -> dict[tuple[str, str, int], str]:
-    """{(dataset, method, k): printed IL %} from the mhm paper's Table 5."""
-    with open(SHARED / "reference" / "published_il.csv", newline="") as f:
-        return {
-            (r["dataset"], r["method"], int(r["k"])): r["il_percent"]
-            for r in csv.DictReader(f)
-            if r["paper"].startswith("data-oriented")
+            if r["paper"].startswith(paper)
         }
 
 

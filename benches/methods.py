@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench_common import load, published, published_mhm, timed, write
+from bench_common import load, published, timed, write
 
 import microagg as ma
 
@@ -33,7 +33,7 @@ def main() -> None:
     ap.add_argument("--no-ona", action="store_true", help="skip the ONA rows")
     ap.add_argument("--name", default="methods", help="output file stem in bench-results/")
     args = ap.parse_args()
-    pub_mhm = published_mhm()
+    pub_mhm = published("data-oriented")
     pub = published()
     lines = [
         "# Information loss (%) and time per method",
