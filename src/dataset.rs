@@ -77,6 +77,23 @@ impl Scaling {
         Scaling { mean, scale }
     }
 
+    /// The transformed records as f64 rows (row-major, n × d), each value rounded through
+    /// the working precision `T`: the input of the algorithms that never use the column-major
+    /// working copy (the Mondrian family). Fails like [`WorkingSet::new`] on overflow.
+    pub fn rows_of<S: Float, T: Float>(&self, x: ArrayView2<S>) -> Result<Vec<f64>> {
+        let mut rows = Vec::with_capacity(x.len());
+        for (i, r) in x.rows().into_iter().enumerate() {
+            for (j, v) in r.iter().enumerate() {
+                let z = T::from_f64_lossy(self.apply(j, v.as_f64())).as_f64();
+                if !z.is_finite() {
+                    return Err(Error::Overflow { record: i });
+                }
+                rows.push(z);
+            }
+        }
+        Ok(rows)
+    }
+
     /// The transformed value of attribute `j`.
     #[inline]
     pub fn apply(&self, j: usize, v: f64) -> f64 {

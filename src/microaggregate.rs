@@ -76,12 +76,23 @@ pub fn microaggregate<S: Float, T: Float>(
         });
     }
     let scaling = Scaling::fit(x, options.standardize);
-    let ws = WorkingSet::<T>::new(x, &scaling)?;
     progress.reset();
+    let d = x.ncols();
+    // The Mondrian family works on row-major records and needs no column-major copy.
+    if let Method::Mondrian(_) | Method::Mona(_) = *method {
+        let rows = scaling.rows_of::<S, T>(x)?;
+        let partition = options.parallelism.install(|exec| match *method {
+            Method::Mona(opts) => mona(rows, d, k, opts, exec, progress),
+            Method::Mondrian(rule) => mondrian(rows, d, k, rule, exec, progress),
+            _ => unreachable!("matched above"),
+        })?;
+        let evaluation = Evaluation::new(x, &partition, &scaling)?;
+        return Ok(Outcome { partition, evaluation });
+    }
+    let ws = WorkingSet::<T>::new(x, &scaling)?;
     let partition = options.parallelism.install(|exec| match *method {
         Method::Mdav(opts) => mdav(ws, k, opts, exec, progress),
-        Method::Mondrian(rule) => mondrian(&ws, k, rule, exec, progress),
-        Method::Mona(opts) => mona(&ws, k, opts, exec, progress),
+        Method::Mondrian(_) | Method::Mona(_) => unreachable!("handled above"),
         Method::Mhm => mhm_on_order(&ws, &(0..ws.n() as u32).collect::<Vec<_>>(), k),
         Method::Univariate => univariate(&ws, k),
         Method::Md => md(&ws, k, progress),

@@ -29,6 +29,12 @@ impl Rows {
         Rows { values }
     }
 
+    /// Rows given row-major (n × d), indexed by id.
+    pub fn from_row_major(values: Vec<f64>, d: usize) -> Self {
+        let n = values.len() / d;
+        Rows { values: Array2::from_shape_vec((n, d), values).expect("n x d") }
+    }
+
     /// The subset `ids` (in that order) as a new set of rows.
     pub fn subset(&self, ids: &[u32]) -> Rows {
         let d = self.values.ncols();

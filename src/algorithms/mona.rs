@@ -14,8 +14,6 @@
 use super::clustering::Rows;
 use super::mondrian::{CutRule, cut_into_parts, label_runs};
 use super::ona_star::ona_star_groups;
-use crate::dataset::WorkingSet;
-use crate::float::Float;
 use crate::parallel::Exec;
 use crate::partition::Partition;
 use crate::progress::Progress;
@@ -32,18 +30,19 @@ pub struct MonaOptions {
     pub max_rounds: usize,
 }
 
-/// Runs MONA on a working set whose positions are the original ids (`1 ≤ k ≤ n`).
-pub fn mona<T: Float>(
-    ws: &WorkingSet<T>,
+/// Runs MONA on records given row-major (n × d, by id), `1 ≤ k ≤ n`.
+pub fn mona(
+    values: Vec<f64>,
+    d: usize,
     k: usize,
     opts: MonaOptions,
     exec: Exec,
     progress: &Progress,
 ) -> Partition {
-    let limit = (ws.n() as f64).powf(opts.rho);
+    let limit = ((values.len() / d) as f64).powf(opts.rho);
     let fine = |m: usize| m as f64 <= limit;
-    let (order, sizes) = cut_into_parts(ws, opts.rule, &|m| !fine(m) && m > 2 * k, exec);
-    let rows = Rows::of(ws);
+    let rows = Rows::from_row_major(values.clone(), d);
+    let (order, sizes) = cut_into_parts(values, d, opts.rule, &|m| !fine(m) && m > 2 * k, exec);
     let mut parts = Vec::with_capacity(sizes.len());
     let mut start = 0;
     for &s in &sizes {
@@ -74,7 +73,7 @@ mod tests {
     use super::*;
     use crate::algorithms::mondrian::mondrian;
     use crate::algorithms::ona_star::ona_star;
-    use crate::dataset::Scaling;
+    use crate::dataset::{Scaling, WorkingSet};
     use ndarray::Array2;
     use rand::SeedableRng;
     use rand::rngs::StdRng;
@@ -89,13 +88,14 @@ mod tests {
 
     fn run(w: &WorkingSet<f64>, k: usize, rho: f64) -> Partition {
         let opts = MonaOptions { rule: CutRule::Variance, rho, max_rounds: 30 };
-        mona(w, k, opts, Exec::SEQUENTIAL, &Progress::new())
+        mona(w.rows_by_id(), w.d(), k, opts, Exec::SEQUENTIAL, &Progress::new())
     }
 
     #[test]
     fn rho_zero_is_mondrian_v_and_rho_one_is_ona_star() {
         let w = ws(500);
-        let mv = mondrian(&w, 3, CutRule::Variance, Exec::SEQUENTIAL, &Progress::new());
+        let mv =
+            mondrian(w.rows_by_id(), 2, 3, CutRule::Variance, Exec::SEQUENTIAL, &Progress::new());
         assert_eq!(run(&w, 3, 0.0), mv);
         let os = ona_star(w.clone(), 3, 30, Exec::SEQUENTIAL, &Progress::new());
         assert_eq!(run(&w, 3, 1.0).labels(), os.labels());

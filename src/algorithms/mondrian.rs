@@ -15,8 +15,6 @@
 //! independent and run on the rayon pool; groups are labelled left to right, so the result
 //! does not depend on the thread count.
 
-use crate::dataset::WorkingSet;
-use crate::float::Float;
 use crate::parallel::Exec;
 use crate::partition::Partition;
 use crate::progress::Progress;
@@ -258,16 +256,17 @@ fn split_recursively(
     a
 }
 
-/// Cuts the whole data set recursively while `keep_cutting(len)`; returns the original ids
-/// in final order and the sizes of the final parts, left to right.
-pub(crate) fn cut_into_parts<T: Float>(
-    ws: &WorkingSet<T>,
+/// Cuts the whole data set (`rows`: row-major n × d, by id) recursively while
+/// `keep_cutting(len)`; returns the original ids in final order and the sizes of the final
+/// parts, left to right.
+pub(crate) fn cut_into_parts(
+    mut rows: Vec<f64>,
+    d: usize,
     rule: CutRule,
     keep_cutting: &(impl Fn(usize) -> bool + Sync),
     exec: Exec,
 ) -> (Vec<u32>, Vec<usize>) {
-    let (n, d) = (ws.n(), ws.d());
-    let mut rows = ws.rows_by_id();
+    let n = rows.len() / d;
     let mut ids: Vec<u32> = (0..n as u32).collect();
     let (mut spare_rows, mut spare_ids) = (vec![0.0; n * d], vec![0u32; n]);
     let (mut keys, mut spare_keys) = (vec![(0.0, 0u32); n], vec![(0.0, 0u32); n]);
@@ -299,23 +298,26 @@ pub(crate) fn label_runs(order: &[u32], sizes: &[usize]) -> Partition {
     Partition::new_unchecked(labels, sizes.len())
 }
 
-/// Runs a Mondrian variant on a working set.
-pub fn mondrian<T: Float>(
-    ws: &WorkingSet<T>,
+/// Runs a Mondrian variant on records given row-major (n × d, by id; see
+/// [`crate::dataset::Scaling::rows_of`]).
+pub fn mondrian(
+    rows: Vec<f64>,
+    d: usize,
     k: usize,
     rule: CutRule,
     exec: Exec,
     progress: &Progress,
 ) -> Partition {
-    let (order, sizes) = cut_into_parts(ws, rule, &|m| m > 2 * k, exec);
-    progress.add(ws.n());
+    let n = rows.len() / d;
+    let (order, sizes) = cut_into_parts(rows, d, rule, &|m| m > 2 * k, exec);
+    progress.add(n);
     label_runs(&order, &sizes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::Scaling;
+    use crate::dataset::{Scaling, WorkingSet};
     use ndarray::{Array2, array};
     use proptest::prelude::*;
 
@@ -337,7 +339,8 @@ mod tests {
         ];
         // Stable sort on attribute 1: 0(id6) 1(id1) 3(id3) 3(id4) 5(id0) 7(id5) 9(id2); the
         // tie 3/3 keeps input order, so id3 goes left with ids 6 and 1.
-        let p = mondrian(&ws(&x), 2, CutRule::Range, Exec::SEQUENTIAL, &Progress::new());
+        let p =
+            mondrian(ws(&x).rows_by_id(), 2, 2, CutRule::Range, Exec::SEQUENTIAL, &Progress::new());
         assert_eq!(p.labels(), &[1, 0, 1, 0, 1, 1, 0]);
         assert_eq!(p.group_sizes(), vec![3, 4]);
     }
@@ -374,7 +377,7 @@ mod tests {
             prop_assume!(n >= k);
             let x = Array2::from_shape_fn((n, 2), |(i, j)| values[2 * i + j] as f64);
             let rule = [CutRule::Range, CutRule::Variance, CutRule::Variance2D][rule];
-            let p = mondrian(&ws(&x), k, rule, Exec::SEQUENTIAL, &Progress::new());
+            let p = mondrian(ws(&x).rows_by_id(), 2, k, rule, Exec::SEQUENTIAL, &Progress::new());
             p.check(k, Some(2 * k)).unwrap();
         }
     }
