@@ -17,11 +17,7 @@ pub fn cbfs<T: Float>(ws: WorkingSet<T>, k: usize, exec: Exec, progress: &Progre
     let mut rest = Remaining::new(ws, exec, progress);
     while rest.len() >= 2 * k {
         let c = rest.centroid(true);
-        let p = if rest.len() == 2 {
-            rest.lowest_id_position()
-        } else {
-            rest.farthest_from(&c, Metric::Algebraic)
-        };
+        let p = rest.farthest_from_centroid(&c, Metric::Algebraic, None);
         rest.take_group(p, k, Metric::Algebraic, Selection::Partial, false);
     }
     if !rest.is_empty() {

@@ -84,16 +84,9 @@ pub fn mdav<T: Float>(
     let (metric, selection) = (opts.metric(), opts.selection());
     let mut order = (opts.norm_pruning && metric == Metric::Algebraic).then(|| NormOrder::new(&ws));
     let mut rest = Remaining::new(ws, exec, progress);
-    // The record farthest from the centroid of the remaining ones. Two records are always
-    // equidistant from their centroid (k = 1 end game): that exact tie goes to the lower id
-    // instead of to rounding noise.
     let mut extreme = |rest: &Remaining<T>| {
         let c = rest.centroid(opts.centroid_by_subtraction);
-        match order.as_mut() {
-            _ if rest.len() == 2 => rest.lowest_id_position(),
-            Some(order) => rest.farthest_by_norm_order(order, &c),
-            None => rest.farthest_from(&c, metric),
-        }
+        rest.farthest_from_centroid(&c, metric, order.as_mut())
     };
     while rest.len() >= 3 * k {
         let p = extreme(&rest);

@@ -50,11 +50,6 @@ impl<'a, T: Float> Remaining<'a, T> {
         self.ws.row(p)
     }
 
-    /// Position of the unassigned record with the lowest original id.
-    pub fn lowest_id_position(&self) -> usize {
-        (0..self.m).min_by_key(|&p| self.ws.ids()[p]).expect("no unassigned record")
-    }
-
     /// Centroid of the unassigned records: from the running sum (F-MDAV §3.4, "centroid by
     /// subtraction"), or recomputed from scratch (the traditional way).
     pub fn centroid(&self, by_subtraction: bool) -> Vec<T> {
@@ -81,6 +76,25 @@ impl<'a, T: Float> Remaining<'a, T> {
     pub fn farthest_from(&self, reference: &[T], metric: Metric) -> usize {
         let far: Farthest<T> = self.scan(reference, metric, Farthest::default);
         far.0.map(|p: Pick<T>| p.pos).expect("no unassigned record")
+    }
+
+    /// The unassigned record farthest from `c`, the centroid of the unassigned records, by
+    /// the pruned search of `order` when given (same result) or a streaming scan. Two records
+    /// are always equidistant from their centroid: that exact tie goes to the lower id
+    /// (DESIGN §3) instead of to rounding noise.
+    pub fn farthest_from_centroid(
+        &self,
+        c: &[T],
+        metric: Metric,
+        order: Option<&mut NormOrder>,
+    ) -> usize {
+        if self.m == 2 {
+            return (0..2).min_by_key(|&p| self.ws.ids()[p]).expect("two records");
+        }
+        match order {
+            Some(order) => self.farthest_by_norm_order(order, c),
+            None => self.farthest_from(c, metric),
+        }
     }
 
     /// Like [`Self::farthest_from`] with F-MDAV's algebraic score, by the pruned search of
