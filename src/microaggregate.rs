@@ -16,7 +16,7 @@ use crate::dataset::{Scaling, WorkingSet, validate, validate_k};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::method::{Method, Path};
-use crate::parallel::Parallelism;
+use crate::parallel::{Exec, Parallelism};
 use crate::partition::{Evaluation, Partition};
 use crate::progress::Progress;
 use ndarray::ArrayView2;
@@ -79,20 +79,35 @@ pub fn microaggregate<S: Float, T: Float>(
     progress.reset();
     let d = x.ncols();
     // The Mondrian family works on row-major records and needs no column-major copy.
-    if let Method::Mondrian(_) | Method::Mona(_) = *method {
-        let rows = scaling.rows_of::<S, T>(x)?;
-        let partition = options.parallelism.install(|exec| match *method {
-            Method::Mona(opts) => mona(rows, d, k, opts, exec, progress),
-            Method::Mondrian(rule) => mondrian(rows, d, k, rule, exec, progress),
-            _ => unreachable!("matched above"),
-        })?;
-        let evaluation = Evaluation::new(x, &partition, &scaling)?;
-        return Ok(Outcome { partition, evaluation });
-    }
-    let ws = WorkingSet::<T>::new(x, &scaling)?;
-    let partition = options.parallelism.install(|exec| match *method {
+    let partition = options.parallelism.install(|exec| -> Result<Partition> {
+        Ok(match *method {
+            Method::Mondrian(rule) => {
+                mondrian(scaling.rows_of::<S, T>(x)?, d, k, rule, exec, progress)
+            }
+            Method::Mona(opts) => mona(scaling.rows_of::<S, T>(x)?, d, k, opts, exec, progress),
+            _ => {
+                let ws = WorkingSet::<T>::new(x, &scaling)?;
+                on_working_set(ws, k, method, options.seed, exec, progress)
+            }
+        })
+    })??;
+    debug_assert!(partition.check(k, method.max_group_size(k)).is_ok());
+    let evaluation = Evaluation::new(x, &partition, &scaling)?;
+    Ok(Outcome { partition, evaluation })
+}
+
+/// Runs a method that works on the column-major working copy (all but the Mondrian family).
+fn on_working_set<T: Float>(
+    ws: WorkingSet<T>,
+    k: usize,
+    method: &Method,
+    seed: Option<u64>,
+    exec: Exec,
+    progress: &Progress,
+) -> Partition {
+    match *method {
         Method::Mdav(opts) => mdav(ws, k, opts, exec, progress),
-        Method::Mondrian(_) | Method::Mona(_) => unreachable!("handled above"),
+        Method::Mondrian(_) | Method::Mona(_) => unreachable!("the Mondrian family runs on rows"),
         Method::Mhm => mhm_on_order(&ws, &(0..ws.n() as u32).collect::<Vec<_>>(), k),
         Method::Univariate => univariate(&ws, k),
         Method::Md => md(&ws, k, progress),
@@ -111,13 +126,10 @@ pub fn microaggregate<S: Float, T: Float>(
         Method::MdavStar { plus } => mdav_star(ws, k, plus, exec, progress),
         Method::OnaStar { max_rounds } => ona_star(ws, k, max_rounds, exec, progress),
         Method::Ona { max_rounds, n_init } => {
-            let seed = options.seed.unwrap_or(0);
+            let seed = seed.unwrap_or(0);
             ona(ws, k, OnaOptions { seed, max_rounds, n_init }, exec, progress)
         }
-    })?;
-    debug_assert!(partition.check(k, method.max_group_size(k)).is_ok());
-    let evaluation = Evaluation::new(x, &partition, &scaling)?;
-    Ok(Outcome { partition, evaluation })
+    }
 }
 
 /// SSE, SST and centroids of `x` grouped by `labels` (for `information_loss(X, labels)`).
