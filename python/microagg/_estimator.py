@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._api import microaggregate
+from ._params import ParamsMixin
 
 
 def _fingerprint(X: Any) -> tuple[tuple[int, ...], str]:
@@ -18,7 +19,7 @@ def _fingerprint(X: Any) -> tuple[tuple[int, ...], str]:
     return arr.shape, hashlib.blake2b(arr.tobytes(), digest_size=16).hexdigest()
 
 
-class MicroAggregator:
+class MicroAggregator(ParamsMixin):
     """k-anonymous microaggregation with scikit-learn's estimator conventions.
 
     Microaggregation is transductive: it partitions the data it is given. ``fit(X)``
@@ -64,20 +65,6 @@ class MicroAggregator:
 
     _PARAM_NAMES = ("k", "method", "standardize", "dtype", "n_jobs", "seed", "method_params")
 
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor parameters, as scikit-learn expects."""
-        return {name: getattr(self, name) for name in self._PARAM_NAMES}
-
-    def set_params(self, **params: Any) -> "MicroAggregator":
-        """Set constructor parameters; unknown names raise ``ValueError``."""
-        for name, value in params.items():
-            if name not in self._PARAM_NAMES:
-                raise ValueError(
-                    f"invalid parameter {name!r} for MicroAggregator; valid: {', '.join(self._PARAM_NAMES)}"
-                )
-            setattr(self, name, value)
-        return self
-
     def fit(self, X: Any, y: Any = None) -> "MicroAggregator":
         """Partition ``X`` into groups of at least ``k`` records. ``y`` is ignored."""
         if self.method_params is not None and not isinstance(self.method_params, dict):
@@ -120,7 +107,3 @@ class MicroAggregator:
         """Fit, then return the k-anonymous version of ``X``."""
         self.fit(X)
         return self.centroids_[self.labels_]
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._PARAM_NAMES)
-        return f"MicroAggregator({args})"

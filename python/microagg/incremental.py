@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._api import METHODS
+from ._params import ParamsMixin
 from ._validation import as_data_matrix, check_bool, check_int, check_str
 
 __all__ = ["IncrementalMicroaggregator", "Plan", "plan", "STRATEGIES", "CRITICAL_HEAD_START"]
@@ -86,7 +87,7 @@ def plan(head_start: float, deadline: Optional[float] = None) -> Plan:
     return Plan(**values)
 
 
-class IncrementalMicroaggregator:
+class IncrementalMicroaggregator(ParamsMixin):
     """Two-step k-anonymous microaggregation: ``fit`` the base part, ``extend`` with late records.
 
     Parameters
@@ -117,6 +118,8 @@ class IncrementalMicroaggregator:
     labels_, centroids_, group_sizes_, information_loss_, aggregated_, n_groups_
         For all records seen (base first, then each extension in order).
     """
+
+    _PARAM_NAMES = ("k", "base_method", "strategy", "inertial", "n_jobs", "standardize", "refit_scaling")
 
     def __init__(
         self,
@@ -187,8 +190,3 @@ class IncrementalMicroaggregator:
     def aggregated_(self) -> npt.NDArray[np.float64]:
         """The k-anonymous table of all records seen."""
         return self.centroids_[self.labels_]
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor parameters."""
-        names = ("k", "base_method", "strategy", "inertial", "n_jobs", "standardize", "refit_scaling")
-        return {n: getattr(self, n) for n in names}
