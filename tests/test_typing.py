@@ -42,3 +42,18 @@ def test_mypy_strict_accepts_api_usage(tmp_path: Path) -> None:
         timeout=300,
     )
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_mypy_strict_accepts_the_package_source() -> None:
+    if subprocess.run([sys.executable, "-m", "mypy", "--version"], capture_output=True).returncode:
+        pytest.skip("mypy is not installed")
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(root / "pyproject.toml"), "--no-incremental",
+         str(root / "python" / "microagg")],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr

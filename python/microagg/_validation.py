@@ -77,10 +77,10 @@ def check_int(value: Any, name: str, *, minimum: Optional[int] = None) -> int:
     """An integer (Python or NumPy, not bool) at least ``minimum``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    return value
+    result = int(value)
+    if minimum is not None and result < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {result}")
+    return result
 
 
 def check_bool(value: Any, name: str) -> bool:

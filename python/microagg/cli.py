@@ -118,23 +118,25 @@ def _numeric_column(rows: list[list[str]], j: int) -> Optional[np.ndarray]:
         return None
 
 
-def _choose_columns(header: list[str], rows: list[list[str]], wanted: Optional[str]) -> list[int]:
+def _choose_columns(header: list[str], rows: list[list[str]], wanted: Optional[str]) -> dict[int, np.ndarray]:
+    """The chosen columns' indices and parsed values (default: every numeric column)."""
     if wanted is None:
-        idx = [j for j in range(len(header)) if _numeric_column(rows, j) is not None]
-        if not idx:
+        parsed = {j: _numeric_column(rows, j) for j in range(len(header))}
+        cols = {j: v for j, v in parsed.items() if v is not None}
+        if not cols:
             raise CliError("no numeric column found; name them with --columns")
-        return idx
-    names = [c.strip() for c in wanted.split(",") if c.strip()]
-    idx = []
-    for c in names:
+        return cols
+    cols = {}
+    for c in (c.strip() for c in wanted.split(",") if c.strip()):
         if c not in header:
             raise CliError(f"unknown column {c!r}; columns are: {', '.join(header)}")
         j = header.index(c)
-        if _numeric_column(rows, j) is None:
+        values = _numeric_column(rows, j)
+        if values is None:
             bad = next(i for i, r in enumerate(rows, start=2) if not _is_float(r[j]))
             raise CliError(f"column {c!r} is not numeric (line {bad}: {rows[bad - 2][j]!r})")
-        idx.append(j)
-    return idx
+        cols[j] = values
+    return cols
 
 
 def _is_float(text: str) -> bool:
@@ -168,8 +170,9 @@ def _anonymize(args: argparse.Namespace) -> int:
     header, rows = _read_csv(src)
     if not rows:
         raise CliError(f"{src} has no data rows")
-    idx = _choose_columns(header, rows, args.columns)
-    X = np.column_stack([_numeric_column(rows, j) for j in idx])
+    cols = _choose_columns(header, rows, args.columns)
+    idx = list(cols)
+    X = np.column_stack(list(cols.values()))
     params = dict(_parse_param(p) for p in args.param)
     t0 = time.perf_counter()
     res = _run_with_progress(

@@ -27,8 +27,8 @@ EIA_BENCHMARK_ATTRIBUTES: tuple[str, ...] = (
 
 
 def _read(name: str) -> tuple[list[str], list[list[str]]]:
-    with resources.files(__name__).joinpath("data", f"{name}.csv").open(newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
+    text = resources.files(__name__).joinpath("data", f"{name}.csv").read_text(encoding="utf-8")
+    rows = list(csv.reader(text.splitlines()))  # no field of the bundled files spans lines
     return rows[0], rows[1:]
 
 
