@@ -34,8 +34,8 @@ mod microaggregate;
 pub mod parallel;
 pub mod partition;
 pub mod progress;
-pub mod radix;
 pub mod rng;
+mod width;
 
 #[cfg(feature = "python")]
 mod python;

@@ -8,7 +8,7 @@
 //! lowest cluster id included, is the brute-force one. On low-dimensional data only a thin
 //! slab of centroids is examined; updates cost O(log #clusters).
 
-use crate::radix::order_bits as ordered;
+use crate::float::order_bits as ordered;
 use std::collections::BTreeSet;
 
 /// Cluster ids sorted by the projection of their centroid.

@@ -1,76 +1,66 @@
 //! The Mondrian family (papers/scalable-microaggregation-ona-mona.txt §4, Algorithms 4–5;
-//! cut rules fixed in DESIGN §4): recursive median cuts, O(n·d·log² n) time, O(n) memory
-//! beyond the working copy.
+//! cut rules fixed in DESIGN §4): recursive median cuts in O(n·d·log n) expected time and
+//! O(n·d) memory (two copies of the data, ping-pong).
 //!
 //! A part is cut only if it has more than 2k records, so every group has k..2k records. To
-//! cut a part of m records, choose a direction, stable-sort the part on the projection of
-//! its records onto it and put the first ⌊m/2⌋ records on the left; both children keep the
-//! order they have in the sorted parent (the root is the input order). Directions:
-//! * [`CutRule::Range`] (`mondrian`): the attribute with the widest range inside the part;
-//! * [`CutRule::Variance`] (`mondrian-v`): the attribute with the largest sum of squares;
-//! * [`CutRule::Variance2D`] (`mondrian-v2d`): also the projections (x_i ± x_j)/√2, i < j.
+//! cut a part of m records, choose a direction ([`super::cut_direction`]), stable-sort the
+//! part on the projection of its records onto it and put the first ⌊m/2⌋ on the left; both
+//! children keep the order they have in the sorted parent (the root is the input order).
 //!
-//! Scores within a relative 1e-9 of the best are ties, won by the lowest index (single
-//! attributes first, then pairs in (i, j, +/−) order). The two halves of a cut are
-//! independent and run on the rayon pool; groups are labelled left to right, so the result
-//! does not depend on the thread count.
+//! The sort is never done. A record's place in its part is, lexicographically, its keys
+//! along the directions of the cuts that made the part (most recent first), then its id:
+//! the part's [`Lineage`]. So a cut finds the median key by selection (O(m)), sends smaller
+//! keys left and larger ones right, and orders by lineage only the records whose key equals
+//! the median: usually one record, though integer data can tie many. Records are moved to
+//! their side in the order they had (one streaming pass that also gathers the children's
+//! summaries), which keeps every part contiguous. The two halves of a cut are independent
+//! and run on the rayon pool; groups are labelled left to right, so the result does not
+//! depend on the thread count.
 
+pub use super::cut_direction::CutRule;
+use super::cut_direction::{Direction, PartSummary};
+use crate::float::order_bits;
 use crate::parallel::Exec;
 use crate::partition::Partition;
 use crate::progress::Progress;
-use crate::radix;
+use crate::width::{Width, with_width};
 use std::cmp::Ordering;
-use std::f64::consts::FRAC_1_SQRT_2;
 
-/// How a part's cut direction is chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CutRule {
-    /// Widest range of a single attribute (LeFevre et al.'s Mondrian).
-    Range,
-    /// Largest sum of squared deviations of a single attribute (Mondrian-V).
-    Variance,
-    /// Largest sum of squared deviations among single attributes and the 45° projections
-    /// (x_i ± x_j)/√2 (Mondrian-V2D).
-    Variance2D,
-}
-
-/// Relative tolerance under which two direction scores are a tie.
-const TIE: f64 = 1e-9;
-/// Parts at least this large are sorted by radix (below, std's stable sort is faster).
-const RADIX_PART: usize = 1 << 12;
 /// Parts at least this large split their two halves across threads.
 const PARALLEL_PART: usize = 1 << 14;
 
-/// A cut direction: one attribute, or the pair (i, j) with sign ±1.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Direction {
-    Attribute(usize),
-    Pair(usize, usize, f64),
+/// The directions of the cuts that made a part, most recent first (none for the root).
+struct Lineage<'a> {
+    direction: Direction,
+    parent: Option<&'a Lineage<'a>>,
 }
 
-impl Direction {
-    /// The projection of a record onto this direction.
-    #[inline]
-    fn project(self, x: &[f64]) -> f64 {
-        match self {
-            Direction::Attribute(j) => x[j],
-            Direction::Pair(i, j, sign) => (x[i] + sign * x[j]) * FRAC_1_SQRT_2,
+/// The order of two records `(values, id)` of a part with this lineage: their keys along
+/// its cuts, most recent first, then their ids.
+fn lineage_order(lineage: Option<&Lineage<'_>>, a: (&[f64], u32), b: (&[f64], u32)) -> Ordering {
+    let mut node = lineage;
+    while let Some(cut) = node {
+        let key = |x: &[f64]| order_bits(cut.direction.project(x));
+        match key(a.0).cmp(&key(b.0)) {
+            Ordering::Equal => node = cut.parent,
+            unequal => return unequal,
         }
     }
+    a.1.cmp(&b.1)
 }
 
-/// The records of one part, kept physically in the part's current order (row-major, with
-/// their original ids) so that every pass over a part streams through contiguous memory.
-/// A cut writes the sorted part into the spare buffers, which then become the children's
-/// data (ping-pong: no allocation and no copy back); `out` receives the ids of final parts.
-pub(crate) struct Records<'a> {
+/// The records of one part (row-major, with their original ids), contiguous; a cut moves
+/// them into the spare buffers, which then become the children's data (ping-pong: no
+/// allocation and no copy back). `keys` is scratch; a final part copies its ids to `out`
+/// and marks its first position in `starts`.
+struct Records<'a> {
     d: usize,
     rows: &'a mut [f64],
     ids: &'a mut [u32],
     spare_rows: &'a mut [f64],
     spare_ids: &'a mut [u32],
-    keys: &'a mut [(f64, u32)],
-    spare_keys: &'a mut [(f64, u32)],
+    keys: &'a mut [u64],
+    starts: &'a mut [bool],
     out: &'a mut [u32],
 }
 
@@ -79,8 +69,8 @@ impl<'a> Records<'a> {
         self.ids.len()
     }
 
-    fn rows(&self) -> impl Iterator<Item = &[f64]> + Clone {
-        self.rows.chunks_exact(self.d)
+    fn record(&self, i: usize) -> (&[f64], u32) {
+        (&self.rows[i * self.d..][..self.d], self.ids[i])
     }
 
     fn split_at(self, mid: usize) -> (Records<'a>, Records<'a>) {
@@ -90,187 +80,190 @@ impl<'a> Records<'a> {
         let (sra, srb) = self.spare_rows.split_at_mut(mid * d);
         let (sia, sib) = self.spare_ids.split_at_mut(mid);
         let (ka, kb) = self.keys.split_at_mut(mid);
-        let (ska, skb) = self.spare_keys.split_at_mut(mid);
+        let (sa, sb) = self.starts.split_at_mut(mid);
         let (oa, ob) = self.out.split_at_mut(mid);
-        (
-            Records {
-                d,
-                rows: ra,
-                ids: ia,
-                spare_rows: sra,
-                spare_ids: sia,
-                keys: ka,
-                spare_keys: ska,
-                out: oa,
-            },
-            Records {
-                d,
-                rows: rb,
-                ids: ib,
-                spare_rows: srb,
-                spare_ids: sib,
-                keys: kb,
-                spare_keys: skb,
-                out: ob,
-            },
-        )
+        let part = |rows, ids, spare_rows, spare_ids, keys, starts, out| Records {
+            d,
+            rows,
+            ids,
+            spare_rows,
+            spare_ids,
+            keys,
+            starts,
+            out,
+        };
+        (part(ra, ia, sra, sia, ka, sa, oa), part(rb, ib, srb, sib, kb, sb, ob))
     }
 }
 
-/// The first candidate whose score is within [`TIE`] of the best.
-fn first_best(scores: impl Iterator<Item = (Direction, f64)> + Clone) -> Direction {
-    let best = scores.clone().map(|(_, s)| s).fold(f64::NEG_INFINITY, f64::max);
-    scores
-        .into_iter()
-        .find(|&(_, s)| s >= best - TIE * best.abs())
-        .map(|(d, _)| d)
-        .expect("at least one attribute")
+/// What every part of one run shares.
+struct Plan<'f, F> {
+    keep_cutting: &'f F,
+    /// Whether final parts list their ids in the part's order (MONA hands them to ONA*,
+    /// which depends on it); otherwise in any order.
+    ordered_parts: bool,
+    exec: Exec,
 }
 
-/// The direction `rule` picks for a part.
-fn choose_direction(rec: &Records<'_>, rule: CutRule) -> Direction {
-    let d = rec.d;
-    let attr = Direction::Attribute;
-    match rule {
-        CutRule::Range => {
-            let mut lo = vec![f64::INFINITY; d];
-            let mut hi = vec![f64::NEG_INFINITY; d];
-            for x in rec.rows() {
-                for j in 0..d {
-                    lo[j] = lo[j].min(x[j]);
-                    hi[j] = hi[j].max(x[j]);
+/// Cuts the part on `direction`: the first ⌊m/2⌋ records in the part's order along it
+/// (the key, then the lineage) go left, the rest right, each side keeping their relative
+/// order. With the part's `summary`, also returns the summaries of the two sides (only
+/// needed if a side will be cut again).
+fn cut(
+    rec: &mut Records<'_>,
+    direction: Direction,
+    lineage: Option<&Lineage<'_>>,
+    summary: Option<&PartSummary>,
+) -> Option<[PartSummary; 2]> {
+    let half = rec.len() / 2;
+    let key = |x: &[f64]| order_bits(direction.project(x));
+    with_width!(rec.d, |w| fill_keys(rec, w, key));
+    let (below, &mut median, above) = rec.keys.select_nth_unstable(half - 1);
+    let less = below.iter().filter(|&&k| k < median).count();
+    let tied = below.len() - less + 1 + above.iter().filter(|&&k| k == median).count();
+    // The records tied at the median that go left: all, or the first in lineage order.
+    let tied_left: Option<Vec<usize>> = (tied > half - less).then(|| {
+        let mut ties: Vec<usize> =
+            (0..rec.len()).filter(|&i| key(rec.record(i).0) == median).collect();
+        ties.sort_unstable_by(|&a, &b| lineage_order(lineage, rec.record(a), rec.record(b)));
+        ties.truncate(half - less);
+        ties.sort_unstable();
+        ties
+    });
+    match tied_left {
+        None => move_records(rec, summary, |_, x| usize::from(key(x) > median)),
+        Some(ties) => {
+            let mut next_tie = 0;
+            let side_of = move |i: usize, x: &[f64]| {
+                let k = key(x);
+                if k != median {
+                    return usize::from(k > median);
                 }
-            }
-            first_best((0..d).map(|j| (attr(j), hi[j] - lo[j])))
-        }
-        CutRule::Variance => {
-            let scatter = Scatter::of(rec, false);
-            first_best((0..d).map(|j| (attr(j), scatter.get(j, j))))
-        }
-        CutRule::Variance2D => {
-            let scatter = Scatter::of(rec, true);
-            let s = &scatter;
-            let singles = (0..d).map(|j| (attr(j), s.get(j, j)));
-            let pairs = (0..d).flat_map(move |i| {
-                (i + 1..d).flat_map(move |j| {
-                    [1.0, -1.0].map(|sign| {
-                        let ss = 0.5 * (s.get(i, i) + s.get(j, j) + 2.0 * sign * s.get(i, j));
-                        (Direction::Pair(i, j, sign), ss)
-                    })
-                })
-            });
-            first_best(singles.chain(pairs))
+                let left = ties.get(next_tie) == Some(&i);
+                next_tie += usize::from(left);
+                usize::from(!left)
+            };
+            move_records(rec, summary, side_of)
         }
     }
 }
 
-/// Sums of centered products of a part's attributes (the diagonal only, or all of them).
-struct Scatter {
-    d: usize,
-    values: Vec<f64>,
-}
-
-impl Scatter {
-    fn of(rec: &Records<'_>, full: bool) -> Scatter {
-        let d = rec.d;
-        let mut mean = vec![0.0; d];
-        for x in rec.rows() {
-            for (m, v) in mean.iter_mut().zip(x) {
-                *m += v;
-            }
-        }
-        mean.iter_mut().for_each(|m| *m /= rec.len() as f64);
-        let mut values = vec![0.0; d * d];
-        let mut dev = vec![0.0; d];
-        for x in rec.rows() {
-            for j in 0..d {
-                dev[j] = x[j] - mean[j];
-            }
-            for i in 0..d {
-                for j in i..if full { d } else { i + 1 } {
-                    values[i * d + j] += dev[i] * dev[j];
-                }
-            }
-        }
-        Scatter { d, values }
-    }
-
-    #[inline]
-    fn get(&self, i: usize, j: usize) -> f64 {
-        self.values[i.min(j) * self.d + i.max(j)]
+/// Writes every record's key (in record order) to the part's scratch.
+#[inline(always)]
+fn fill_keys<W: Width>(rec: &mut Records<'_>, width: W, key: impl Fn(&[f64]) -> u64) {
+    for (k, x) in rec.keys.iter_mut().zip(rec.rows.chunks_exact(width.get())) {
+        *k = key(x);
     }
 }
 
-/// Stable-sorts the part on the projection onto `direction` (its rows move to the spare
-/// buffers, which become the data) and returns the size of the left half.
-fn cut(rec: &mut Records<'_>, direction: Direction) -> usize {
-    let d = rec.d;
-    for (k, (i, x)) in rec.keys.iter_mut().zip(rec.rows.chunks_exact(d).enumerate()) {
-        *k = (direction.project(x), i as u32);
-    }
-    // Both sorts are stable with the same ties; radix wins on large parts.
-    if rec.len() >= RADIX_PART {
-        radix::sort_stable(rec.keys, rec.spare_keys);
-    } else {
-        rec.keys.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal));
-    }
-    for ((dst, id), &(_, i)) in
-        rec.spare_rows.chunks_exact_mut(d).zip(rec.spare_ids.iter_mut()).zip(rec.keys.iter())
-    {
-        dst.copy_from_slice(&rec.rows[i as usize * d..][..d]);
-        *id = rec.ids[i as usize];
+/// Moves every record `i` to side `side_of(i, x)` (0 left, 1 right) and makes the moved
+/// records the part's data; with the part's `summary`, returns the sides' summaries.
+fn move_records(
+    rec: &mut Records<'_>,
+    summary: Option<&PartSummary>,
+    side_of: impl FnMut(usize, &[f64]) -> usize,
+) -> Option<[PartSummary; 2]> {
+    let Some(summary) = summary else {
+        with_width!(rec.d, |w| move_rows(rec, w, &mut [(), ()], |_, _, _| {}, side_of));
+        return None;
+    };
+    let mut sides = summary.empty_children();
+    let to = &mut sides;
+    with_width!(rec.d, |w| match summary.rule() {
+        CutRule::Range => move_rows(rec, w, to, PartSummary::add_to_range, side_of),
+        CutRule::Variance => move_rows(rec, w, to, PartSummary::add_to_diagonal, side_of),
+        CutRule::Variance2D => move_rows(rec, w, to, PartSummary::add_to_triangle, side_of),
+    });
+    Some(sides)
+}
+
+/// The loop of [`move_records`]: records go to the spare buffers (left from 0, right from
+/// ⌊m/2⌋, each in record order) and into their side's summary (`add`); then the spare
+/// buffers become the part's data. Generic over the width so that small rows copy inline,
+/// and over `side_of` so that the common case (no partial ties) has no branch per record.
+#[inline(always)]
+fn move_rows<S, W: Width>(
+    rec: &mut Records<'_>,
+    width: W,
+    sides: &mut [S; 2],
+    add: impl Fn(&mut S, &[f64], usize),
+    mut side_of: impl FnMut(usize, &[f64]) -> usize,
+) {
+    let d = width.get();
+    let mut cursor = [0, rec.len() / 2];
+    for (i, (x, &id)) in rec.rows.chunks_exact(d).zip(rec.ids.iter()).enumerate() {
+        let side = side_of(i, x);
+        let at = cursor[side];
+        cursor[side] += 1;
+        rec.spare_rows[at * d..][..d].copy_from_slice(x);
+        rec.spare_ids[at] = id;
+        add(&mut sides[side], x, d);
     }
     std::mem::swap(&mut rec.rows, &mut rec.spare_rows);
     std::mem::swap(&mut rec.ids, &mut rec.spare_ids);
-    rec.len() / 2
 }
 
-/// Recursively cuts the part while `keep_cutting(len)`; returns the sizes of the final
-/// parts from left to right (their ids are then in `rec.ids`, in that order).
-fn split_recursively(
-    mut rec: Records<'_>,
-    rule: CutRule,
-    keep_cutting: &(impl Fn(usize) -> bool + Sync),
-    exec: Exec,
-) -> Vec<usize> {
-    let m = rec.len();
-    if !keep_cutting(m) {
-        rec.out.copy_from_slice(rec.ids);
-        return vec![m];
-    }
-    let direction = choose_direction(&rec, rule);
-    let half = cut(&mut rec, direction);
-    let (left, right) = rec.split_at(half);
-    let (mut a, b) = if exec.is_parallel() && m >= PARALLEL_PART {
-        rayon::join(
-            || split_recursively(left, rule, keep_cutting, exec),
-            || split_recursively(right, rule, keep_cutting, exec),
-        )
+/// Writes a final part's ids to `out` (in the part's order if the plan asks) and marks its
+/// start.
+fn finish_part(rec: Records<'_>, lineage: Option<&Lineage<'_>>, ordered: bool) {
+    rec.starts[0] = true;
+    if ordered {
+        let mut order: Vec<usize> = (0..rec.len()).collect();
+        order.sort_unstable_by(|&a, &b| lineage_order(lineage, rec.record(a), rec.record(b)));
+        for (o, i) in rec.out.iter_mut().zip(order) {
+            *o = rec.ids[i];
+        }
     } else {
-        (
-            split_recursively(left, rule, keep_cutting, exec),
-            split_recursively(right, rule, keep_cutting, exec),
-        )
-    };
-    a.extend(b);
-    a
+        rec.out.copy_from_slice(rec.ids);
+    }
+}
+
+/// Recursively cuts the part while the plan's `keep_cutting`; `summary` is the part's
+/// summary, present whenever the part is to be cut.
+fn split_recursively<F: Fn(usize) -> bool + Sync>(
+    mut rec: Records<'_>,
+    summary: Option<PartSummary>,
+    lineage: Option<&Lineage<'_>>,
+    plan: &Plan<'_, F>,
+) {
+    let m = rec.len();
+    if !(plan.keep_cutting)(m) {
+        return finish_part(rec, lineage, plan.ordered_parts);
+    }
+    let summary = summary.expect("a part to be cut has a summary");
+    let direction = summary.direction();
+    let half = m / 2;
+    let cut_again = (plan.keep_cutting)(half) || (plan.keep_cutting)(m - half);
+    let sides = cut(&mut rec, direction, lineage, cut_again.then_some(&summary));
+    let [left_summary, right_summary] = sides.map_or([None, None], |s| s.map(Some));
+    let lineage = Lineage { direction, parent: lineage };
+    let (left, right) = rec.split_at(half);
+    let left_run = || split_recursively(left, left_summary, Some(&lineage), plan);
+    let right_run = || split_recursively(right, right_summary, Some(&lineage), plan);
+    if plan.exec.is_parallel() && m >= PARALLEL_PART {
+        rayon::join(left_run, right_run);
+    } else {
+        left_run();
+        right_run();
+    }
 }
 
 /// Cuts the whole data set (`rows`: row-major n × d, by id) recursively while
-/// `keep_cutting(len)`; returns the original ids in final order and the sizes of the final
-/// parts, left to right.
+/// `keep_cutting(len)`; returns the original ids part by part, left to right (within a part
+/// in the part's order if `ordered_parts`), and the sizes of the parts.
 pub(crate) fn cut_into_parts(
     mut rows: Vec<f64>,
     d: usize,
     rule: CutRule,
     keep_cutting: &(impl Fn(usize) -> bool + Sync),
+    ordered_parts: bool,
     exec: Exec,
 ) -> (Vec<u32>, Vec<usize>) {
     let n = rows.len() / d;
+    let summary = PartSummary::of(rule, &rows, d);
     let mut ids: Vec<u32> = (0..n as u32).collect();
     let (mut spare_rows, mut spare_ids) = (vec![0.0; n * d], vec![0u32; n]);
-    let (mut keys, mut spare_keys) = (vec![(0.0, 0u32); n], vec![(0.0, 0u32); n]);
-    let mut out = vec![0u32; n];
+    let (mut keys, mut starts, mut out) = (vec![0u64; n], vec![false; n], vec![0u32; n]);
     let rec = Records {
         d,
         rows: &mut rows,
@@ -278,11 +271,13 @@ pub(crate) fn cut_into_parts(
         spare_rows: &mut spare_rows,
         spare_ids: &mut spare_ids,
         keys: &mut keys,
-        spare_keys: &mut spare_keys,
+        starts: &mut starts,
         out: &mut out,
     };
-    let sizes = split_recursively(rec, rule, keep_cutting, exec);
-    (out, sizes)
+    split_recursively(rec, Some(summary), None, &Plan { keep_cutting, ordered_parts, exec });
+    let mut bounds: Vec<usize> = (0..n).filter(|&i| starts[i]).collect();
+    bounds.push(n);
+    (out, bounds.windows(2).map(|w| w[1] - w[0]).collect())
 }
 
 /// Labels consecutive runs of `order` with the given sizes as groups 0, 1, ….
@@ -309,7 +304,7 @@ pub fn mondrian(
     progress: &Progress,
 ) -> Partition {
     let n = rows.len() / d;
-    let (order, sizes) = cut_into_parts(rows, d, rule, &|m| m > 2 * k, exec);
+    let (order, sizes) = cut_into_parts(rows, d, rule, &|m| m > 2 * k, false, exec);
     progress.add(n);
     label_runs(&order, &sizes)
 }
@@ -345,30 +340,75 @@ mod tests {
         assert_eq!(p.group_sizes(), vec![3, 4]);
     }
 
+    /// The rules as DESIGN §4 states them: stable-sort every part on its direction and
+    /// cut by position, children keeping the sorted order. Returns (ids part by part, in
+    /// each part's order; part sizes).
+    fn by_stable_sorts(rows: &[f64], d: usize, k: usize, rule: CutRule) -> (Vec<u32>, Vec<usize>) {
+        fn split(
+            part: Vec<u32>,
+            x: &[f64],
+            d: usize,
+            k: usize,
+            rule: CutRule,
+            out: &mut Vec<Vec<u32>>,
+        ) {
+            if part.len() <= 2 * k {
+                return out.push(part);
+            }
+            let row = |i: u32| &x[i as usize * d..][..d];
+            let values: Vec<f64> = part.iter().flat_map(|&i| row(i).iter().copied()).collect();
+            let direction = PartSummary::of(rule, &values, d).direction();
+            let mut sorted = part;
+            sorted.sort_by(|&a, &b| {
+                direction.project(row(a)).partial_cmp(&direction.project(row(b))).unwrap()
+            });
+            let right = sorted.split_off(sorted.len() / 2);
+            split(sorted, x, d, k, rule, out);
+            split(right, x, d, k, rule, out);
+        }
+        let mut parts = Vec::new();
+        split((0..(rows.len() / d) as u32).collect(), rows, d, k, rule, &mut parts);
+        (parts.concat(), parts.iter().map(Vec::len).collect())
+    }
+
     #[test]
-    fn two_d_rule_prefers_a_diagonal_when_the_data_lies_on_one() {
-        let x = Array2::from_shape_fn((40, 2), |(i, j)| {
-            i as f64 + if j == 0 { 0.0 } else { 0.1 * (i % 3) as f64 }
-        });
-        let (mut rows, mut spare): (Vec<f64>, Vec<f64>) =
-            (x.iter().copied().collect(), vec![0.0; 80]);
-        let (mut ids, mut spare_ids, mut out) = (vec![0u32; 40], vec![0u32; 40], vec![0u32; 40]);
-        let (mut keys, mut spare_keys) = (vec![(0.0, 0u32); 40], vec![(0.0, 0u32); 40]);
-        let rec = Records {
-            d: 2,
-            rows: &mut rows,
-            ids: &mut ids,
-            spare_rows: &mut spare,
-            spare_ids: &mut spare_ids,
-            keys: &mut keys,
-            spare_keys: &mut spare_keys,
-            out: &mut out,
-        };
-        assert_eq!(choose_direction(&rec, CutRule::Variance2D), Direction::Pair(0, 1, 1.0));
-        assert_eq!(choose_direction(&rec, CutRule::Variance), Direction::Attribute(1));
+    fn large_tied_data_gives_the_stable_sort_cuts_on_any_thread_count() {
+        // Large enough for the parallel split (parts of 2^14 records and more).
+        let (n, d, k) = (60_000, 3, 3);
+        let mut rng = crate::rng::SplitMix64::new(11);
+        let rows: Vec<f64> = (0..n * d).map(|_| (rng.next_u64() % 7) as f64).collect();
+        for rule in [CutRule::Range, CutRule::Variance, CutRule::Variance2D] {
+            let want = by_stable_sorts(&rows, d, k, rule);
+            for n_jobs in [1, 2] {
+                let got = crate::Parallelism::from_n_jobs(n_jobs)
+                    .unwrap()
+                    .install(|exec| {
+                        cut_into_parts(rows.clone(), d, rule, &|m| m > 2 * k, true, exec)
+                    })
+                    .unwrap();
+                assert_eq!(got, want, "{rule:?}, {n_jobs} threads");
+            }
+        }
     }
 
     proptest! {
+        #[test]
+        fn selection_and_lineage_give_the_stable_sort_cuts(
+            values in prop::collection::vec(-2i8..3, 3..900), d in 1usize..4,
+            k in 1usize..6, rule in 0usize..3,
+        ) {
+            // Few distinct values: most cuts tie at the median, often on several levels.
+            let rule = [CutRule::Range, CutRule::Variance, CutRule::Variance2D][rule];
+            let rows: Vec<f64> = values[..values.len() / d * d].iter().map(|&v| v as f64 * 0.5).collect();
+            prop_assume!(rows.len() / d >= k);
+            let (want_order, want_sizes) = by_stable_sorts(&rows, d, k, rule);
+            let keep_cutting = |m: usize| m > 2 * k;
+            let (order, sizes) =
+                cut_into_parts(rows, d, rule, &keep_cutting, true, Exec::SEQUENTIAL);
+            prop_assert_eq!(&sizes, &want_sizes);
+            prop_assert_eq!(&order, &want_order);
+        }
+
         #[test]
         fn groups_have_k_to_2k_records_even_with_ties(
             values in prop::collection::vec(0u8..4, 2..400), k in 1usize..8, rule in 0usize..3,
