@@ -54,20 +54,29 @@ pub fn validate_k(k: usize, n_records: usize) -> Result<()> {
 
 impl Scaling {
     /// Column means and (if `standardize`) population standard deviations of validated data.
+    /// Sums that would overflow (values near `f64::MAX`) are taken on rescaled values, so
+    /// standardization works at any magnitude.
     pub fn fit<T: Float>(x: ArrayView2<T>, standardize: bool) -> Scaling {
         let n = x.nrows() as f64;
         let mean: Vec<f64> = x
             .columns()
             .into_iter()
-            .map(|c| c.iter().map(|v| v.as_f64()).sum::<f64>() / n)
+            .map(|c| rescaled_mean(c.iter().map(|v| v.as_f64()), n))
             .collect();
         let scale = if standardize {
             x.columns()
                 .into_iter()
                 .zip(&mean)
                 .map(|(c, &mu)| {
-                    let var = c.iter().map(|v| (v.as_f64() - mu).powi(2)).sum::<f64>() / n;
-                    let sd = var.sqrt();
+                    let sd = rescaled_mean(c.iter().map(|v| (v.as_f64() - mu).powi(2)), n).sqrt();
+                    let sd = if sd.is_finite() {
+                        sd
+                    } else {
+                        // v − mu itself may overflow: halve both first.
+                        let half = c.iter().map(|v| v.as_f64() / 2.0 - mu / 2.0);
+                        let unit = half.clone().fold(0.0, |m, h| f64::max(m, h.abs()));
+                        2.0 * unit * rescaled_mean(half.map(|h| (h / unit).powi(2)), n).sqrt()
+                    };
                     if sd > 0.0 && sd.is_finite() { sd } else { 1.0 }
                 })
                 .collect()
@@ -82,15 +91,18 @@ impl Scaling {
     /// working copy (the Mondrian family). Fails like [`WorkingSet::new`] on overflow.
     pub fn rows_of<S: Float, T: Float>(&self, x: ArrayView2<S>) -> Result<Vec<f64>> {
         let mut rows = Vec::with_capacity(x.len());
+        let mut total = 0.0;
         for (i, r) in x.rows().into_iter().enumerate() {
             for (j, v) in r.iter().enumerate() {
                 let z = T::from_f64_lossy(self.apply(j, v.as_f64())).as_f64();
                 if !z.is_finite() {
                     return Err(Error::Overflow { record: i });
                 }
+                total += z * z;
                 rows.push(z);
             }
         }
+        check_total_square(total)?;
         Ok(rows)
     }
 
@@ -99,6 +111,24 @@ impl Scaling {
     pub fn apply(&self, j: usize, v: f64) -> f64 {
         (v - self.mean[j]) / self.scale[j]
     }
+}
+
+/// The mean of `values` (n of them); when their plain sum overflows, the mean of the values
+/// divided by the largest magnitude, times it.
+fn rescaled_mean(values: impl Iterator<Item = f64> + Clone, n: f64) -> f64 {
+    let plain = values.clone().sum::<f64>() / n;
+    if plain.is_finite() {
+        return plain;
+    }
+    let unit = values.clone().fold(0.0, |m, v| f64::max(m, v.abs()));
+    unit * (values.map(|v| v / unit).sum::<f64>() / n)
+}
+
+/// Refuses transformed data whose total sum of squares leaves less than a 16× margin below
+/// `f64::MAX`. Every sum of squares the algorithms and the evaluation take (around any
+/// mean of the data) is at most 4 times that total, so none can overflow.
+fn check_total_square(total: f64) -> Result<()> {
+    if total.is_finite() && total <= f64::MAX / 16.0 { Ok(()) } else { Err(Error::SumOverflow) }
 }
 
 /// The algorithms' working copy: centered (and scaled) values in column-major order, the
@@ -128,6 +158,7 @@ impl<T: Float> WorkingSet<T> {
                 *h += v.as_f64() * v.as_f64();
             }
         }
+        check_total_square(half_norms.iter().sum())?;
         let half_norms: Vec<T> = half_norms.iter().map(|&h| T::from_f64_lossy(0.5 * h)).collect();
         if let Some(record) = half_norms.iter().position(|h| !h.is_finite()) {
             return Err(Error::Overflow { record });
@@ -285,5 +316,35 @@ mod tests {
         let s = Scaling::fit(x.view(), false);
         assert!(matches!(WorkingSet::<f32>::new(x.view(), &s), Err(Error::Overflow { .. })));
         assert!(WorkingSet::<f64>::new(x.view(), &s).is_ok());
+    }
+
+    #[test]
+    fn standardizes_values_near_the_largest_float() {
+        let small = array![[1.0, 0.5], [-3.0, 0.25], [2.0, -1.0], [0.5, 0.0]];
+        let huge = small.mapv(|v| v * 5e307);
+        let (a, b) = (Scaling::fit(small.view(), true), Scaling::fit(huge.view(), true));
+        assert!(b.scale.iter().all(|s| s.is_finite() && *s > 1e307));
+        let (za, zb) = (a.rows_of::<f64, f64>(small.view()), b.rows_of::<f64, f64>(huge.view()));
+        for (u, v) in za.unwrap().iter().zip(zb.unwrap()) {
+            assert!((u - v).abs() < 1e-12, "{u} vs {v}");
+        }
+        let near_max = array![[1.5e308], [1.7e308]]; // their plain sum overflows
+        let s = Scaling::fit(near_max.view(), true);
+        assert!(
+            (s.mean[0] / 1.6e308 - 1.0).abs() < 1e-15 && (s.scale[0] / 1e307 - 1.0).abs() < 1e-12
+        );
+    }
+
+    #[test]
+    fn sums_of_squares_that_overflow_are_refused() {
+        let x = array![[1e200, 0.0], [-1e200, 1.0]];
+        let s = Scaling::fit(x.view(), false);
+        assert_eq!(WorkingSet::<f64>::new(x.view(), &s).unwrap_err(), Error::SumOverflow);
+        assert_eq!(s.rows_of::<f64, f64>(x.view()).unwrap_err(), Error::SumOverflow);
+        // 1e150 squared fits, but not 16 times the total of a few of them.
+        let x = array![[1.3e154], [-1.3e154], [1.3e154]];
+        let s = Scaling::fit(x.view(), false);
+        assert_eq!(s.rows_of::<f64, f64>(x.view()).unwrap_err(), Error::SumOverflow);
+        assert!(Scaling::fit(x.view(), true).rows_of::<f64, f64>(x.view()).is_ok());
     }
 }

@@ -13,6 +13,9 @@ pub enum Error {
     NonFinite { record: usize, attribute: usize },
     /// Values are so large that squared norms overflow the working precision.
     Overflow { record: usize },
+    /// Values are so large that the data's total sum of squares (after the optional
+    /// standardization) does not fit comfortably in f64.
+    SumOverflow,
     /// `k` is outside `1..=n`.
     InvalidK { k: usize, n_records: usize },
     /// The method name is not in [`crate::METHODS`].
@@ -44,6 +47,11 @@ impl fmt::Display for Error {
                 f,
                 "values are too large for the working precision (squared norm of record {record} \
                  overflows); standardize the data or use dtype='float64'"
+            ),
+            Error::SumOverflow => write!(
+                f,
+                "values are too large: the sum of squares of the data overflows float64; \
+                 standardize the data (standardize=True) or rescale it"
             ),
             Error::InvalidK { k, n_records } => {
                 write!(f, "k must be between 1 and the number of records ({n_records}), got k={k}")

@@ -83,7 +83,8 @@ impl Evaluation {
     /// Computes centroids (f64, two passes per group), SSE and SST of `x` grouped by
     /// `partition`. The records are first grouped by a counting sort (ids ascending within
     /// a group), so each group's rows are read together: one random pass over `x` instead
-    /// of two random passes over the centroids.
+    /// of two random passes over the centroids. Fails with [`Error::SumOverflow`] if the
+    /// sums of squares overflow.
     pub fn new<T: Float>(
         x: ArrayView2<T>,
         partition: &Partition,
@@ -117,7 +118,7 @@ impl Evaluation {
         }
         mean.iter_mut().for_each(|m| *m /= n as f64);
         let mut centroids = Array2::<f64>::zeros((partition.n_groups, d));
-        let (mut sse, mut sst) = (vec![0.0; d], vec![0.0; d]);
+        let (mut sse, mut sst) = (0.0, 0.0);
         for (mut c, members) in centroids.rows_mut().into_iter().zip(bounds.windows(2)) {
             let members = &by_group[members[0]..members[1]];
             for &i in members {
@@ -127,15 +128,15 @@ impl Evaluation {
             for &i in members {
                 for (j, v) in x.row(i as usize).iter().enumerate() {
                     let v = v.as_f64();
-                    sse[j] += (v - c[j]).powi(2);
-                    sst[j] += (v - mean[j]).powi(2);
+                    sse += ((v - c[j]) / scaling.scale[j]).powi(2);
+                    sst += ((v - mean[j]) / scaling.scale[j]).powi(2);
                 }
             }
         }
-        let standardized = |sums: Vec<f64>| -> f64 {
-            sums.iter().zip(&scaling.scale).map(|(s, scale)| s / (scale * scale)).sum()
-        };
-        Ok(Evaluation { centroids, sse: standardized(sse), sst: standardized(sst) })
+        if !sst.is_finite() {
+            return Err(Error::SumOverflow);
+        }
+        Ok(Evaluation { centroids, sse, sst })
     }
 
     /// SSE / SST in [0, 1]; 0 when every record is identical (SST = 0).

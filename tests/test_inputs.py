@@ -98,6 +98,22 @@ def test_overflow_in_single_precision_is_reported() -> None:
     assert ma.microaggregate(X, 1, standardize=True, dtype="float32").n_groups == 3
 
 
+@pytest.mark.parametrize("method", ["mdav", "md", "ona-star", "mondrian-v", "mona"])
+def test_values_near_the_largest_float(method: str) -> None:
+    X = gaussian(120, 3)
+    huge = X * 1e200
+    small = ma.microaggregate(X, 3, method)
+    scaled = ma.microaggregate(huge, 3, method)  # standardization brings them back to z-scores
+    assert ma.is_k_anonymous(scaled.aggregated, 3)
+    assert scaled.information_loss == pytest.approx(small.information_loss, rel=1e-9)
+    np.testing.assert_allclose(scaled.centroids[scaled.labels] / 1e200, small.centroids[small.labels], rtol=1e-6, atol=1e-9)
+    with pytest.raises(ValueError, match="too large"):
+        ma.microaggregate(huge, 3, method, standardize=False)
+    with pytest.raises(ValueError, match="too large"):
+        ma.information_loss(huge, small.labels, standardize=False)
+    assert ma.information_loss(huge, small.labels) == pytest.approx(small.information_loss, rel=1e-9)
+
+
 def test_labels_are_checked() -> None:
     X = gaussian(6, 2)
     with pytest.raises(ValueError, match="one label per record"):
