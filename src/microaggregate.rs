@@ -92,6 +92,7 @@ pub fn microaggregate<S: Float, T: Float>(
         })
     })??;
     debug_assert!(partition.check(k, method.max_group_size(k)).is_ok());
+    progress.finish(x.nrows());
     let evaluation = Evaluation::new(x, &partition, &scaling)?;
     Ok(Outcome { partition, evaluation })
 }
@@ -116,13 +117,13 @@ fn on_working_set<T: Float>(
         Method::Vmdav { gamma } => vmdav(&ws, k, gamma, progress),
         Method::PathMhm(path) => {
             let order = match path {
-                Path::Npn => npn_path(&ws),
-                Path::Md => md_path(&ws, k),
-                Path::Cbfs => cbfs_path(&ws, k, exec),
+                Path::Npn => npn_path(&ws, progress),
+                Path::Md => md_path(&ws, k, progress),
+                Path::Cbfs => cbfs_path(&ws, k, exec, progress),
             };
             mhm_on_order(&ws, &order, k)
         }
-        Method::MdavMhm => mhm_on_order(&ws, &mdav_path(&ws, k, exec), k),
+        Method::MdavMhm => mhm_on_order(&ws, &mdav_path(&ws, k, exec, progress), k),
         Method::MdavStar { plus } => mdav_star(ws, k, plus, exec, progress),
         Method::OnaStar { max_rounds } => ona_star(ws, k, max_rounds, exec, progress),
         Method::Ona { max_rounds, n_init } => {

@@ -1,32 +1,54 @@
-//! A counter of assigned records that a caller may poll from another thread while an
-//! algorithm runs (the CLI's progress line). The hot loops only do a relaxed atomic add per
-//! group; nothing calls back into the caller.
+//! Counters a caller may poll from another thread while an algorithm runs (the CLI's
+//! progress line): records assigned to groups, and improvement rounds done (ONA, ONA*).
+//! The hot loops only do a relaxed atomic add per group or per round; nothing calls back
+//! into the caller.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Number of records assigned to groups so far.
+/// Progress of one run: records assigned so far (n when the run ends) and improvement
+/// rounds completed.
 #[derive(Debug, Default)]
-pub struct Progress(AtomicUsize);
+pub struct Progress {
+    assigned: AtomicUsize,
+    rounds: AtomicUsize,
+}
 
 impl Progress {
-    /// A counter at zero.
+    /// Counters at zero.
     pub fn new() -> Self {
-        Progress(AtomicUsize::new(0))
+        Progress::default()
     }
 
     /// Records that `n` more records are assigned.
     #[inline]
     pub fn add(&self, n: usize) {
-        self.0.fetch_add(n, Ordering::Relaxed);
+        self.assigned.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Records that one more improvement round is done.
+    #[inline]
+    pub fn round_done(&self) {
+        self.rounds.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Marks all `n` records assigned (the end of a run, whatever the method counted).
+    pub fn finish(&self, n: usize) {
+        self.assigned.store(n, Ordering::Relaxed);
     }
 
     /// Records assigned so far.
     pub fn get(&self) -> usize {
-        self.0.load(Ordering::Relaxed)
+        self.assigned.load(Ordering::Relaxed)
+    }
+
+    /// Improvement rounds done so far.
+    pub fn rounds(&self) -> usize {
+        self.rounds.load(Ordering::Relaxed)
     }
 
     /// Back to zero (before a new run).
     pub fn reset(&self) {
-        self.0.store(0, Ordering::Relaxed);
+        self.assigned.store(0, Ordering::Relaxed);
+        self.rounds.store(0, Ordering::Relaxed);
     }
 }

@@ -69,10 +69,16 @@ def test_k_equal_n_and_k_one() -> None:
     assert one.n_groups == 9 and one.information_loss == pytest.approx(0.0, abs=1e-15)
 
 
-def test_progress_counts_every_record() -> None:
+@pytest.mark.parametrize("method", ma.METHODS)
+def test_progress_ends_with_every_record_assigned(method: str) -> None:
+    X = gaussian(18, 1 if method == "univariate" else 3)
     p = ma.Progress()
-    ma.microaggregate(gaussian(1000, 3), 10, progress=p)
-    assert p.assigned == 1000
+    ma.microaggregate(X, 3, method, progress=p)
+    assert p.assigned == 18
+    assert (p.rounds > 0) == (method in ("ona", "ona-star")), "only ONA and ONA* run rounds"
+    rounds = p.rounds
+    ma.microaggregate(X, 3, method, progress=p)  # a new run starts from zero
+    assert (p.assigned, p.rounds) == (18, rounds)
 
 
 def test_float32_input_uses_single_precision_and_stays_close() -> None:

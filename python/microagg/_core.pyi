@@ -11,11 +11,13 @@ METHODS: tuple[str, ...]
 _Data = Union[npt.NDArray[np.float64], npt.NDArray[np.float32]]
 
 class Progress:
-    """Counter of assigned records, readable while a run is in progress."""
+    """Progress of a run (records assigned, improvement rounds done), readable while it runs."""
 
     def __init__(self) -> None: ...
     @property
     def assigned(self) -> int: ...
+    @property
+    def rounds(self) -> int: ...
 
 def microaggregate_array(
     x: _Data,

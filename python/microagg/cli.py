@@ -49,7 +49,8 @@ def _parse_param(text: str) -> tuple[str, Any]:
 
 
 def _run_with_progress(n: int, run: Callable[[Optional[_core.Progress]], MicroaggregationResult]) -> MicroaggregationResult:
-    """Runs ``run`` in a worker thread; after 2 s, reports assigned records on stderr."""
+    """Runs ``run`` in a worker thread; after 2 s, reports its progress on stderr (records
+    assigned, and improvement rounds for ONA / ONA*)."""
     progress = _core.Progress()
     box: dict[str, Any] = {}
 
@@ -70,8 +71,10 @@ def _run_with_progress(n: int, run: Callable[[Optional[_core.Progress]], Microag
         elapsed = time.perf_counter() - start
         if worker.is_alive() and elapsed > 2.0 and (tty or elapsed - last >= 5.0):
             last = elapsed
-            done = progress.assigned
-            msg = f"  {done:,}/{n:,} records assigned ({100.0 * done / n:.0f}%), {elapsed:.0f} s"
+            done, rounds = progress.assigned, progress.rounds
+            msg = f"  {done:,}/{n:,} records assigned ({100.0 * done / n:.0f}%)"
+            msg += f", {rounds} improvement rounds" if rounds else ""
+            msg += f", {elapsed:.0f} s"
             print(("\r" + msg) if tty else msg, end="" if tty else "\n", file=sys.stderr, flush=True)
             shown = True
     if shown and tty:

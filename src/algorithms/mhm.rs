@@ -177,21 +177,32 @@ pub fn group_path<T: Float>(ws: &WorkingSet<T>, groups: &[Vec<u32>], first: u32)
 }
 
 /// The MDAV path of §4.2.3: MDAV's groups, the first one led by its seed (the member
-/// farthest from the data's centroid).
-pub fn mdav_path<T: Float>(ws: &WorkingSet<T>, k: usize, exec: Exec) -> Vec<u32> {
-    let groups = groups_of(&mdav(ws.clone(), k, MdavOptions::default(), exec, &Progress::new()));
+/// farthest from the data's centroid). The grouping is counted in `progress`.
+pub fn mdav_path<T: Float>(
+    ws: &WorkingSet<T>,
+    k: usize,
+    exec: Exec,
+    progress: &Progress,
+) -> Vec<u32> {
+    let groups = groups_of(&mdav(ws.clone(), k, MdavOptions::default(), exec, progress));
     path_from_centroid_seed(ws, &groups)
 }
 
-/// The CBFS path (as the MDAV path, with CBFS's groups).
-pub fn cbfs_path<T: Float>(ws: &WorkingSet<T>, k: usize, exec: Exec) -> Vec<u32> {
-    let groups = groups_of(&cbfs(ws.clone(), k, exec, &Progress::new()));
+/// The CBFS path (as the MDAV path, with CBFS's groups, counted in `progress`).
+pub fn cbfs_path<T: Float>(
+    ws: &WorkingSet<T>,
+    k: usize,
+    exec: Exec,
+    progress: &Progress,
+) -> Vec<u32> {
+    let groups = groups_of(&cbfs(ws.clone(), k, exec, progress));
     path_from_centroid_seed(ws, &groups)
 }
 
-/// The MD path of §4.2.2: MD's groups, the first one led by its seed r.
-pub fn md_path<T: Float>(ws: &WorkingSet<T>, k: usize) -> Vec<u32> {
-    let groups = md_groups(ws, k, &Progress::new());
+/// The MD path of §4.2.2: MD's groups (counted in `progress`), the first one led by its
+/// seed r.
+pub fn md_path<T: Float>(ws: &WorkingSet<T>, k: usize, progress: &Progress) -> Vec<u32> {
+    let groups = md_groups(ws, k, progress);
     group_path(ws, &groups, groups[0][0])
 }
 
@@ -204,8 +215,9 @@ fn path_from_centroid_seed<T: Float>(ws: &WorkingSet<T>, groups: &[Vec<u32>]) ->
 }
 
 /// The NPN path (§4.2.1): start at the record farthest from the centroid, then always go
-/// to the nearest record not yet on the path (ties to the lowest id). O(n²·d).
-pub fn npn_path<T: Float>(ws: &WorkingSet<T>) -> Vec<u32> {
+/// to the nearest record not yet on the path (ties to the lowest id). O(n²·d). Counts the
+/// records on the path in `progress`.
+pub fn npn_path<T: Float>(ws: &WorkingSet<T>, progress: &Progress) -> Vec<u32> {
     let geo = Geometry::new(ws);
     let n = ws.n();
     let all: Vec<u32> = (0..n as u32).collect();
@@ -220,6 +232,7 @@ pub fn npn_path<T: Float>(ws: &WorkingSet<T>) -> Vec<u32> {
             geo.nearest((0..n as u32).filter(|&b| free[b as usize]), &here).expect("records left");
         free[cur as usize] = false;
         order.push(cur);
+        progress.add(1);
     }
     order
 }
@@ -277,7 +290,7 @@ mod tests {
             let x = Array2::from_shape_fn((n, d), |(i, j)| values[i * d + j] as f64 / 7.0);
             let w = ws(&x);
             let s = Scaling::fit(x.view(), false);
-            let order = mdav_path(&w, k, Exec::SEQUENTIAL);
+            let order = mdav_path(&w, k, Exec::SEQUENTIAL, &Progress::new());
             let combined = mhm_on_order(&w, &order, k);
             combined.check(k, Some(2 * k - 1)).unwrap();
             let base = mdav(w.clone(), k, MdavOptions::default(), Exec::SEQUENTIAL, &Progress::new());

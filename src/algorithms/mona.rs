@@ -42,8 +42,16 @@ pub fn mona(
     let limit = ((values.len() / d) as f64).powf(opts.rho);
     let fine = |m: usize| m as f64 <= limit;
     let rows = Rows::from_row_major(values.clone(), d);
-    let (order, sizes) =
-        cut_into_parts(values, d, opts.rule, &|m| !fine(m) && m > 2 * k, true, exec);
+    // Parts are counted in the progress once clustered (below), not when cut.
+    let (order, sizes) = cut_into_parts(
+        values,
+        d,
+        opts.rule,
+        &|m| !fine(m) && m > 2 * k,
+        true,
+        exec,
+        &Progress::new(),
+    );
     let mut parts = Vec::with_capacity(sizes.len());
     let mut start = 0;
     for &s in &sizes {

@@ -28,6 +28,9 @@ use std::cmp::Ordering;
 
 /// Parts at least this large split their two halves across threads.
 const PARALLEL_PART: usize = 1 << 14;
+/// Finished parts smaller than this are counted in the progress with their ancestor (one
+/// atomic add per few thousand records, not per group).
+const PROGRESS_PART: usize = 1 << 12;
 
 /// The directions of the cuts that made a part, most recent first (none for the root).
 struct Lineage<'a> {
@@ -103,6 +106,7 @@ struct Plan<'f, F> {
     /// which depends on it); otherwise in any order.
     ordered_parts: bool,
     exec: Exec,
+    progress: &'f Progress,
 }
 
 /// Cuts the part on `direction`: the first ⌊m/2⌋ records in the part's order along it
@@ -219,16 +223,24 @@ fn finish_part(rec: Records<'_>, lineage: Option<&Lineage<'_>>, ordered: bool) {
 }
 
 /// Recursively cuts the part while the plan's `keep_cutting`; `summary` is the part's
-/// summary, present whenever the part is to be cut.
+/// summary, present whenever the part is to be cut. The first part on the way down that is
+/// final or smaller than [`PROGRESS_PART`] adds its records to the progress when done
+/// (`counted` tells the parts below it).
 fn split_recursively<F: Fn(usize) -> bool + Sync>(
     mut rec: Records<'_>,
     summary: Option<PartSummary>,
     lineage: Option<&Lineage<'_>>,
     plan: &Plan<'_, F>,
+    counted: bool,
 ) {
     let m = rec.len();
+    let count_here = !counted && (m < PROGRESS_PART || !(plan.keep_cutting)(m));
     if !(plan.keep_cutting)(m) {
-        return finish_part(rec, lineage, plan.ordered_parts);
+        finish_part(rec, lineage, plan.ordered_parts);
+        if count_here {
+            plan.progress.add(m);
+        }
+        return;
     }
     let summary = summary.expect("a part to be cut has a summary");
     let direction = summary.direction();
@@ -238,19 +250,24 @@ fn split_recursively<F: Fn(usize) -> bool + Sync>(
     let [left_summary, right_summary] = sides.map_or([None, None], |s| s.map(Some));
     let lineage = Lineage { direction, parent: lineage };
     let (left, right) = rec.split_at(half);
-    let left_run = || split_recursively(left, left_summary, Some(&lineage), plan);
-    let right_run = || split_recursively(right, right_summary, Some(&lineage), plan);
+    let counted = counted || count_here;
+    let left_run = || split_recursively(left, left_summary, Some(&lineage), plan, counted);
+    let right_run = || split_recursively(right, right_summary, Some(&lineage), plan, counted);
     if plan.exec.is_parallel() && m >= PARALLEL_PART {
         rayon::join(left_run, right_run);
     } else {
         left_run();
         right_run();
     }
+    if count_here {
+        plan.progress.add(m);
+    }
 }
 
 /// Cuts the whole data set (`rows`: row-major n × d, by id) recursively while
 /// `keep_cutting(len)`; returns the original ids part by part, left to right (within a part
-/// in the part's order if `ordered_parts`), and the sizes of the parts.
+/// in the part's order if `ordered_parts`), and the sizes of the parts. Records are
+/// counted in `progress` as their parts are done.
 pub(crate) fn cut_into_parts(
     mut rows: Vec<f64>,
     d: usize,
@@ -258,6 +275,7 @@ pub(crate) fn cut_into_parts(
     keep_cutting: &(impl Fn(usize) -> bool + Sync),
     ordered_parts: bool,
     exec: Exec,
+    progress: &Progress,
 ) -> (Vec<u32>, Vec<usize>) {
     let n = rows.len() / d;
     let summary = PartSummary::of(rule, &rows, d);
@@ -274,7 +292,8 @@ pub(crate) fn cut_into_parts(
         starts: &mut starts,
         out: &mut out,
     };
-    split_recursively(rec, Some(summary), None, &Plan { keep_cutting, ordered_parts, exec });
+    let plan = Plan { keep_cutting, ordered_parts, exec, progress };
+    split_recursively(rec, Some(summary), None, &plan, false);
     let mut bounds: Vec<usize> = (0..n).filter(|&i| starts[i]).collect();
     bounds.push(n);
     (out, bounds.windows(2).map(|w| w[1] - w[0]).collect())
@@ -303,9 +322,7 @@ pub fn mondrian(
     exec: Exec,
     progress: &Progress,
 ) -> Partition {
-    let n = rows.len() / d;
-    let (order, sizes) = cut_into_parts(rows, d, rule, &|m| m > 2 * k, false, exec);
-    progress.add(n);
+    let (order, sizes) = cut_into_parts(rows, d, rule, &|m| m > 2 * k, false, exec, progress);
     label_runs(&order, &sizes)
 }
 
@@ -380,13 +397,15 @@ mod tests {
         for rule in [CutRule::Range, CutRule::Variance, CutRule::Variance2D] {
             let want = by_stable_sorts(&rows, d, k, rule);
             for n_jobs in [1, 2] {
+                let progress = Progress::new();
                 let got = crate::Parallelism::from_n_jobs(n_jobs)
                     .unwrap()
                     .install(|exec| {
-                        cut_into_parts(rows.clone(), d, rule, &|m| m > 2 * k, true, exec)
+                        cut_into_parts(rows.clone(), d, rule, &|m| m > 2 * k, true, exec, &progress)
                     })
                     .unwrap();
                 assert_eq!(got, want, "{rule:?}, {n_jobs} threads");
+                assert_eq!(progress.get(), n, "every record counted once");
             }
         }
     }
@@ -404,7 +423,7 @@ mod tests {
             let (want_order, want_sizes) = by_stable_sorts(&rows, d, k, rule);
             let keep_cutting = |m: usize| m > 2 * k;
             let (order, sizes) =
-                cut_into_parts(rows, d, rule, &keep_cutting, true, Exec::SEQUENTIAL);
+                cut_into_parts(rows, d, rule, &keep_cutting, true, Exec::SEQUENTIAL, &Progress::new());
             prop_assert_eq!(&sizes, &want_sizes);
             prop_assert_eq!(&order, &want_order);
         }

@@ -48,7 +48,7 @@ pub fn ona<T: Float>(
     let rows = Rows::of(&ws);
     let run = |r: usize| {
         let mut rng = SplitMix64::new(opts.seed.wrapping_add(r as u64));
-        let groups = run_once(&rows, k, opts.max_rounds, &mut rng, 0);
+        let groups = run_once(&rows, k, opts.max_rounds, &mut rng, 0, progress);
         let c = Clustering::new(&rows, groups);
         (c.total_sse(), r, c.into_groups())
     };
@@ -66,12 +66,14 @@ pub fn ona<T: Float>(
 }
 
 /// One ONA run on `rows` (ids `0..len`), `depth` levels inside splits; returns its groups.
+/// Every round (nested runs' included) is counted in `progress`.
 fn run_once(
     rows: &Rows,
     k: usize,
     max_rounds: usize,
     rng: &mut SplitMix64,
     depth: usize,
+    progress: &Progress,
 ) -> Vec<Vec<u32>> {
     let n = rows.len();
     if n < 2 * k {
@@ -108,7 +110,7 @@ fn run_once(
                 let mut ids = c.members(g).to_vec();
                 ids.sort_unstable();
                 let pieces = if depth < MAX_SPLIT_DEPTH {
-                    run_once(&rows.subset(&ids), k, max_rounds, rng, depth + 1)
+                    run_once(&rows.subset(&ids), k, max_rounds, rng, depth + 1, progress)
                         .into_iter()
                         .map(|p| p.into_iter().map(|local| ids[local as usize]).collect())
                         .collect()
@@ -119,6 +121,7 @@ fn run_once(
                 changed = true;
             }
         }
+        progress.round_done();
         if !changed {
             break;
         }

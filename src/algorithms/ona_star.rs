@@ -37,7 +37,7 @@ pub fn ona_star<T: Float>(
     for (id, &l) in start.labels().iter().enumerate() {
         groups[l as usize].push(id as u32);
     }
-    improve(Clustering::new(&rows, groups), k, max_rounds).into_partition()
+    improve(Clustering::new(&rows, groups), k, max_rounds, progress).into_partition()
 }
 
 /// ONA* on the records `ids` of `rows` (for MONA's parts): the groups, as lists of ids.
@@ -47,15 +47,22 @@ pub fn ona_star_groups(rows: &Rows, ids: &[u32], k: usize, max_rounds: usize) ->
     let sub = rows.subset(&ids);
     let local: Vec<u32> = (0..ids.len() as u32).collect();
     let start = sub.mdav_star_groups(&local, k, false);
-    improve(Clustering::new(&sub, start), k, max_rounds)
+    // MONA runs many parts at once and counts finished parts instead of rounds.
+    improve(Clustering::new(&sub, start), k, max_rounds, &Progress::new())
         .into_groups()
         .into_iter()
         .map(|g| g.into_iter().map(|l| ids[l as usize]).collect())
         .collect()
 }
 
-/// ONA*'s splitting of large clusters and improvement rounds on a given clustering.
-pub fn improve(mut c: Clustering<'_>, k: usize, max_rounds: usize) -> Clustering<'_> {
+/// ONA*'s splitting of large clusters and improvement rounds on a given clustering (each
+/// round counted in `progress`).
+pub fn improve<'a>(
+    mut c: Clustering<'a>,
+    k: usize,
+    max_rounds: usize,
+    progress: &Progress,
+) -> Clustering<'a> {
     for g in c.live_ids() {
         if c.size(g) >= 2 * k {
             c.split(g, k, true);
@@ -79,6 +86,7 @@ pub fn improve(mut c: Clustering<'_>, k: usize, max_rounds: usize) -> Clustering
                 split_large(&mut c, &[j], k);
             }
         }
+        progress.round_done();
         if !changed {
             break;
         }

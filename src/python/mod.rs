@@ -43,7 +43,8 @@ enum Data<'py> {
     F32(PyReadonlyArray2<'py, f32>),
 }
 
-/// Counter of assigned records, readable while `microaggregate` runs in another thread.
+/// Progress of a run (records assigned, improvement rounds done), readable while
+/// `microaggregate` runs in another thread.
 #[pyclass(frozen, module = "microagg._core")]
 struct Progress {
     inner: Arc<crate::progress::Progress>,
@@ -60,6 +61,12 @@ impl Progress {
     #[getter]
     fn assigned(&self) -> usize {
         self.inner.get()
+    }
+
+    /// Improvement rounds done so far (ONA, ONA*; 0 for the other methods).
+    #[getter]
+    fn rounds(&self) -> usize {
+        self.inner.rounds()
     }
 }
 
