@@ -103,8 +103,10 @@ def microaggregate(
     seed : int, optional
         Seed of the randomized methods (``"ona"``); ``None`` means 0, so every result is
         reproducible. Deterministic methods ignore it.
-    progress : microagg._core.Progress, optional
-        Counter of assigned records, for polling from another thread.
+    progress : microagg.Progress, optional
+        Read from another thread while the run goes on: ``progress.assigned`` (records
+        placed in groups so far, ``n`` at the end) and ``progress.rounds`` (improvement
+        rounds done by ``"ona"`` and ``"ona-star"``).
     **method_params
         Method-specific options. ``"mdav"``: ``algebraic_distance``, ``distance_reuse``,
         ``partial_sort``, ``centroid_by_subtraction`` (F-MDAV's strategies, all True by
