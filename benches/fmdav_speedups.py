@@ -37,7 +37,7 @@ VARIANTS: list[tuple[str, dict[str, Any], str]] = [
     ("centroid by subtraction (3.4)", {**OFF, "centroid_by_subtraction": True}, "float64"),
     ("single precision (3.5)", OFF, "float32"),
     ("F-MDAV: all five", PAPER, "float32"),
-    ("F-MDAV + norm pruning (opt-in)", {**PAPER, "norm_pruning": True}, "float32"),
+    ("F-MDAV + norm pruning (default)", {**PAPER, "norm_pruning": True}, "float32"),
 ]
 K = 10
 

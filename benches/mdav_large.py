@@ -1,4 +1,4 @@
-"""MDAV (F-MDAV, float32, with the opt-in norm pruning that suits Gaussian data) on n
+"""MDAV (F-MDAV, float32, with microagg's norm pruning, on by default) on n
 Gaussian records, d = 15, k = 10, on one thread and on all threads, with the
 memory-bandwidth floor of the passes it must make.
 

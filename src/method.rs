@@ -182,7 +182,7 @@ impl Method {
                 distance_reuse: p.flag("distance_reuse", true)?,
                 partial_sort: p.flag("partial_sort", true)?,
                 centroid_by_subtraction: p.flag("centroid_by_subtraction", true)?,
-                norm_pruning: p.flag("norm_pruning", false)?,
+                norm_pruning: p.flag("norm_pruning", true)?,
             }),
             "mdav-star" => Method::MdavStar { plus: false },
             "mdav-star-plus" => Method::MdavStar { plus: true },

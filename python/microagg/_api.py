@@ -109,8 +109,9 @@ def microaggregate(
         rounds done by ``"ona"`` and ``"ona-star"``).
     **method_params
         Method-specific options. ``"mdav"``: ``algebraic_distance``, ``distance_reuse``,
-        ``partial_sort``, ``centroid_by_subtraction`` (F-MDAV's strategies, all True by
-        default; all False with float64 is the traditional MDAV).
+        ``partial_sort``, ``centroid_by_subtraction`` (F-MDAV's strategies) and
+        ``norm_pruning`` (microagg's exact pruned search for the farthest record), all True
+        by default; all False with float64 is the traditional MDAV.
 
     Returns
     -------

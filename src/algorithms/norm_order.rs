@@ -64,6 +64,7 @@ impl NormOrder {
         let mut best: Option<Pick<T>> = None;
         let mut live = Vec::new();
         let mut stop = self.ids.len();
+        let mut gave_up = false;
         for (i, &id) in self.ids.iter().enumerate().skip(self.head) {
             let p = ws.position_of(id);
             if p >= m {
@@ -79,12 +80,15 @@ impl NormOrder {
                     break;
                 }
             }
+            if live.len() == budget {
+                (stop, gave_up) = (i, true);
+                break;
+            }
             let pick = Pick { score: ws.algebraic_score(p, c), id, pos: p };
             best = Some(best.map_or(pick, |b| b.farther(pick)));
             live.push(id);
         }
         // Keep the visited live ids, in order, right before the unvisited part.
-        let gave_up = live.len() == budget && stop < self.ids.len();
         self.head = stop - live.len();
         self.ids[self.head..stop].copy_from_slice(&live);
         if gave_up {
@@ -106,6 +110,20 @@ mod tests {
     use crate::parallel::Exec;
     use ndarray::Array2;
     use proptest::prelude::*;
+
+    #[test]
+    fn gives_up_after_the_budget_of_visits() {
+        // Centered values -49.5..49.5 and c = 0: the two records of norm 49.5 tie for the
+        // best score, so proving the answer takes exactly two visits.
+        let x = Array2::from_shape_fn((100, 1), |(i, _)| i as f64);
+        let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
+        let best = NormOrder::new(&ws).farthest(&ws, 100, &[0.0], 2).unwrap().unwrap();
+        assert_eq!(best.id, 0, "tie to the lowest id");
+        let mut order = NormOrder::new(&ws);
+        assert_eq!(order.farthest(&ws, 100, &[0.0], 1), None);
+        assert_eq!(order.farthest(&ws, 100, &[0.0], 2), None, "backing off");
+        assert_eq!(order.farthest(&ws, 100, &[0.0], 2).unwrap().unwrap(), best);
+    }
 
     proptest! {
         #[test]
