@@ -4,7 +4,7 @@ pub mod cbfs;
 pub mod centroid_index;
 pub mod clustering;
 pub mod clusters;
-pub mod cut_direction;
+mod cut_direction;
 pub mod md;
 pub mod mdav;
 pub mod mdav_star;

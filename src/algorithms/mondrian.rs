@@ -1,21 +1,21 @@
 //! The Mondrian family (papers/scalable-microaggregation-ona-mona.txt §4, Algorithms 4–5;
-//! cut rules fixed in DESIGN §4): recursive median cuts in O(n·d·log n) expected time and
-//! O(n·d) memory (two copies of the data, ping-pong).
+//! cut rules fixed in DESIGN §4): recursive median cuts in O(n·d·log n) expected time
+//! (O(n·d²·log n) for Mondrian-V2D, whose summaries are d × d) and O(n·d) memory (two copies
+//! of the data, ping-pong).
 //!
 //! A part is cut only if it has more than 2k records, so every group has k..2k records. To
-//! cut a part of m records, choose a direction ([`super::cut_direction`]), stable-sort the
+//! cut a part of m records, choose a direction (`cut_direction.rs`), stable-sort the
 //! part on the projection of its records onto it and put the first ⌊m/2⌋ on the left; both
 //! children keep the order they have in the sorted parent (the root is the input order).
 //!
-//! The sort is never done. A record's place in its part is, lexicographically, its keys
-//! along the directions of the cuts that made the part (most recent first), then its id:
-//! the part's [`Lineage`]. So a cut finds the median key by selection (O(m)), sends smaller
-//! keys left and larger ones right, and orders by lineage only the records whose key equals
-//! the median: usually one record, though integer data can tie many. Records are moved to
-//! their side in the order they had (one streaming pass that also gathers the children's
-//! summaries), which keeps every part contiguous. The two halves of a cut are independent
-//! and run on the rayon pool; groups are labelled left to right, so the result does not
-//! depend on the thread count.
+//! The sort is never done. A record's place in its part is, lexicographically, its keys along the
+//! directions of the cuts that made the part (most recent first), then its id: the part's lineage
+//! (`Lineage`). So a cut finds the median key by selection (O(m)), sends smaller keys left and
+//! larger ones right, and orders by lineage only the records whose key equals the median: usually
+//! one record, though integer data can tie many. Records are moved to their side in the order they
+//! had (one streaming pass that also gathers the children's summaries), which keeps every part
+//! contiguous. The two halves of a cut are independent and run on the rayon pool; groups are
+//! labelled left to right, so the result does not depend on the thread count.
 
 pub use super::cut_direction::CutRule;
 use super::cut_direction::{Direction, PartSummary};
