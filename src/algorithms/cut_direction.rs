@@ -52,8 +52,9 @@ pub(crate) struct PartSummary {
     rule: CutRule,
     d: usize,
     count: usize,
-    /// `shift (d) | first (d) | second (d or d×d)`: one allocation per part. For `Range`,
-    /// `first` and `second` are the minima and maxima (the shift is unused).
+    /// `shift (d) | first (d) | second (d, or d×d and d of scratch)`: one allocation per
+    /// part. For `Range`, `first` and `second` are the minima and maxima (the shift is
+    /// unused).
     values: Vec<f64>,
 }
 
@@ -61,7 +62,8 @@ impl PartSummary {
     /// A summary of no records, with sums taken around `shift` (length d).
     pub(crate) fn empty(rule: CutRule, shift: &[f64]) -> PartSummary {
         let d = shift.len();
-        let second = if rule == CutRule::Variance2D { d * d } else { d };
+        // Variance2D: d × d sums, then d of scratch for the deviations of one record.
+        let second = if rule == CutRule::Variance2D { d * d + d } else { d };
         let mut values = Vec::with_capacity(2 * d + second);
         values.extend_from_slice(shift);
         if rule == CutRule::Range {
@@ -132,14 +134,18 @@ impl PartSummary {
     #[inline(always)]
     pub(crate) fn add_to_triangle(&mut self, x: &[f64], d: usize) {
         self.count += 1;
-        let (shift, rest) = self.values[..(2 + d) * d].split_at_mut(d);
-        let (first, second) = rest.split_at_mut(d);
-        let x = &x[..d];
-        for i in 0..d {
-            let dev_i = x[i] - shift[i];
-            first[i] += dev_i;
-            for j in i..d {
-                second[i * d + j] += dev_i * (x[j] - shift[j]);
+        let (shift, rest) = self.values[..(3 + d) * d].split_at_mut(d);
+        let (first, rest) = rest.split_at_mut(d);
+        let (second, dev) = rest.split_at_mut(d * d);
+        for ((dv, f), (&v, c)) in dev.iter_mut().zip(first).zip(x[..d].iter().zip(&*shift)) {
+            *dv = v - c;
+            *f += *dv;
+        }
+        // Row i of the upper triangle: an axpy over the deviations i..d.
+        for (i, row) in second.chunks_exact_mut(d).enumerate() {
+            let dev_i = dev[i];
+            for (s, &dev_j) in row[i..].iter_mut().zip(&dev[i..]) {
+                *s += dev_i * dev_j;
             }
         }
     }
