@@ -8,8 +8,6 @@
 //! of the part for any c, and with c near μ it loses only a few bits to cancellation, far
 //! below the 1e-9 tie tolerance.
 
-use std::f64::consts::FRAC_1_SQRT_2;
-
 /// How a part's cut direction is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CutRule {
@@ -17,15 +15,16 @@ pub enum CutRule {
     Range,
     /// Largest sum of squared deviations of a single attribute (Mondrian-V).
     Variance,
-    /// Largest sum of squared deviations among single attributes and the 45° projections
-    /// (x_i ± x_j)/√2 (Mondrian-V2D).
+    /// Largest sum of squared deviations among single attributes and the unscaled pair
+    /// keys x_i ± x_j (Mondrian-V2D; DESIGN §4: no 1/√2 factor, which is the reading that
+    /// reproduces the published figures).
     Variance2D,
 }
 
 /// Relative tolerance under which two direction scores are a tie.
 const TIE: f64 = 1e-9;
 
-/// A cut direction: one attribute, or the pair (i, j) with sign ±1.
+/// A cut direction: one attribute, or the pair (i, j) with sign o = ±1 (key x_i + o·x_j).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Direction {
     Attribute(usize),
@@ -39,7 +38,7 @@ impl Direction {
     pub(crate) fn project(self, x: &[f64]) -> f64 {
         match self {
             Direction::Attribute(j) => x[j],
-            Direction::Pair(i, j, sign) => (x[i] + sign * x[j]) * FRAC_1_SQRT_2,
+            Direction::Pair(i, j, sign) => x[i] + sign * x[j],
         }
     }
 }
@@ -180,7 +179,9 @@ impl PartSummary {
     }
 
     /// The direction the rule picks: the best score, ties (within [`TIE`] relative) to the
-    /// lowest index, single attributes first, then pairs in (i, j, +/−) order.
+    /// first candidate in DESIGN §4's order: single attributes first, then pairs (i, j) in
+    /// lexicographic order, each with o = −1 before o = +1. A pair's score is the scatter
+    /// of its unscaled key, s_ii + s_jj + 2·o·s_ij.
     pub(crate) fn direction(&self) -> Direction {
         let d = self.d;
         let attr = Direction::Attribute;
@@ -194,10 +195,10 @@ impl PartSummary {
                 let singles = (0..d).map(|j| (attr(j), self.scatter(j, j)));
                 let pairs = (0..d).flat_map(move |i| {
                     (i + 1..d).flat_map(move |j| {
-                        [1.0, -1.0].map(|sign| {
+                        [-1.0, 1.0].map(|sign| {
                             let (si, sj, sij) =
                                 (self.scatter(i, i), self.scatter(j, j), self.scatter(i, j));
-                            (Direction::Pair(i, j, sign), 0.5 * (si + sj + 2.0 * sign * sij))
+                            (Direction::Pair(i, j, sign), si + sj + 2.0 * sign * sij)
                         })
                     })
                 });
@@ -231,6 +232,17 @@ mod tests {
             (0..40).flat_map(|i| [i as f64, i as f64 + 0.1 * (i % 3) as f64]).collect();
         assert_eq!(direction_of(CutRule::Variance2D, &rows, 2), Direction::Pair(0, 1, 1.0));
         assert_eq!(direction_of(CutRule::Variance, &rows, 2), Direction::Attribute(1));
+    }
+
+    #[test]
+    fn two_d_pair_keys_are_unscaled_and_minus_comes_before_plus() {
+        // Uncorrelated attributes of equal scatter 4: a scaled pair key would only tie the
+        // singles (4), the unscaled key x_0 ± x_1 scores 8 for either sign; o = −1 is first.
+        let rows = [1.0, 1.0, 1.0, -1.0, -1.0, 1.0, -1.0, -1.0];
+        let summary = PartSummary::of(CutRule::Variance2D, &rows, 2);
+        assert_eq!(summary.direction(), Direction::Pair(0, 1, -1.0));
+        assert_eq!(summary.direction().project(&[2.0, 3.0]), -1.0);
+        assert_eq!(direction_of(CutRule::Variance, &rows, 2), Direction::Attribute(0));
     }
 
     #[test]
