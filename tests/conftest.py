@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import importlib
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -49,3 +51,14 @@ def published_figures(published: list[dict[str, str]], table: str, dataset: str,
 def gaussian(n: int, d: int, seed: int = 0) -> np.ndarray:
     """Continuous data: distance ties have probability zero."""
     return np.random.default_rng(seed).normal(size=(n, d))
+
+
+def optional(module: str) -> Any:
+    """Import an optional dependency of the ``test`` extra: skipped locally when missing,
+    a failure in CI (where ``.[test]`` installs it, so its tests must run)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail(f"{module} is missing: CI installs the test extra, pip install -e '.[test]'")
+        pytest.skip(f"{module} is not installed")

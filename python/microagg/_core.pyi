@@ -1,19 +1,32 @@
 """Type stubs of the Rust extension module ``microagg._core`` (keep in step with src/python/mod.rs)."""
 
-from typing import Any, Optional, Union
+from typing import Any, Optional, Union, final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "__version__",
+    "METHODS",
+    "Progress",
+    "microaggregate_array",
+    "evaluate_labels",
+    "method_parameters",
+    "plan_incremental",
+    "IncrementalState",
+    "CRITICAL_HEAD_START",
+]
 
 __version__: str
 METHODS: tuple[str, ...]
 
 _Data = Union[npt.NDArray[np.float64], npt.NDArray[np.float32]]
 
+@final
 class Progress:
     """Progress of a run (records assigned, improvement rounds done), readable while it runs."""
 
-    def __init__(self) -> None: ...
+    def __new__(cls) -> "Progress": ...
     @property
     def assigned(self) -> int: ...
     @property
@@ -40,11 +53,12 @@ CRITICAL_HEAD_START: float
 
 def plan_incremental(head_start: float, deadline: Optional[float] = None) -> dict[str, Any]: ...
 
+@final
 class IncrementalState:
     """An incremental microaggregation in progress."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         x: _Data,
         k: int,
         base_method: str,
@@ -54,6 +68,6 @@ class IncrementalState:
         standardize: bool,
         refit_scaling: bool,
         n_jobs: int,
-    ) -> None: ...
+    ) -> "IncrementalState": ...
     def extend(self, x: _Data) -> None: ...
     def result(self) -> tuple[npt.NDArray[np.int64], int, npt.NDArray[np.float64], float, float]: ...
