@@ -21,10 +21,14 @@ from ._api import (
     microaggregate,
     sse,
 )
+from typing import TYPE_CHECKING, Any
+
 from ._core import Progress, __version__
-from ._estimator import MicroAggregator
 from ._pandas import anonymize
 from .incremental import IncrementalMicroaggregator
+
+if TYPE_CHECKING:
+    from ._estimator import MicroAggregator
 
 __all__ = [
     "METHODS",
@@ -41,3 +45,12 @@ __all__ = [
     "microaggregate",
     "sse",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``MicroAggregator`` is built on first access: only then is scikit-learn imported."""
+    if name == "MicroAggregator":
+        from ._estimator import MicroAggregator
+
+        return MicroAggregator
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

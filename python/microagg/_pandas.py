@@ -1,11 +1,11 @@
-"""pandas helper: anonymize chosen numeric columns of a DataFrame."""
+"""DataFrame helper: anonymize chosen numeric columns of a pandas, polars or Arrow table."""
 
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
 from ._api import microaggregate
-from ._validation import dtype_kind
+from ._frames import as_frame, check_columns, is_numeric, numeric_matrix, replace_columns
 
 
 def anonymize(
@@ -13,18 +13,17 @@ def anonymize(
     k: int = 5,
     columns: Optional[Sequence[Any]] = None,
     method: str = "mdav",
-    *,
-    standardize: bool = True,
-    dtype: Any = None,
-    n_jobs: int = 1,
-    seed: Optional[int] = None,
-    **method_params: Any,
+    **options: Any,
 ) -> Any:
     """Return a copy of ``df`` whose ``columns`` are k-anonymously microaggregated.
 
-    The chosen columns (all numeric, non-boolean columns when ``columns`` is None) are
-    microaggregated jointly as quasi-identifiers and replaced by their group centroids
-    (as float64); every other column is kept unchanged, in place and order.
+    ``df`` is a pandas or polars DataFrame, a ``pyarrow.Table``, or any table with the Arrow
+    PyCapsule interface; the result is the same kind of frame (a ``pyarrow.Table`` for other
+    Arrow tables). The chosen columns (all numeric, non-boolean columns when ``columns`` is
+    None) are microaggregated jointly as quasi-identifiers and replaced by their group
+    centroids (as float64); every other column is kept unchanged, in place and order.
+    Every other keyword argument (``standardize``, ``dtype``, ``n_jobs``, ``seed``, method
+    parameters) goes to :func:`microagg.microaggregate` unchanged.
 
     Raises
     ------
@@ -34,38 +33,21 @@ def anonymize(
         A chosen column does not exist, no numeric column is available, or any error of
         :func:`microagg.microaggregate`.
     """
-    import pandas as pd  # optional dependency, imported only when used
-
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"anonymize expects a pandas DataFrame, got {type(df).__name__}")
+    frame = as_frame(df, "df")
+    if frame is None:
+        raise TypeError(
+            "anonymize expects a DataFrame (pandas, polars, pyarrow.Table or an Arrow PyCapsule "
+            f"table), got {type(df).__module__}.{type(df).__qualname__}"
+        )
     if columns is None:
-        cols = [c for c, t in df.dtypes.items() if dtype_kind(t) in "iuf"]
+        cols = [c for c in frame.columns if is_numeric(frame, c, booleans=False)]
         if not cols:
             raise ValueError("the DataFrame has no numeric column to anonymize; pass columns=[...]")
     else:
-        if isinstance(columns, str):
-            columns = [columns]
-        cols = list(columns)
-        missing = [str(c) for c in cols if c not in df.columns]
-        if missing:
-            raise ValueError(f"unknown column(s): {', '.join(missing)}")
-        if len(set(cols)) != len(cols):
-            raise ValueError("columns must not repeat")
-        bad = [str(c) for c in cols if dtype_kind(df[c].dtype) not in "biuf"]
+        cols = [columns] if isinstance(columns, str) else list(columns)
+        check_columns(frame, cols)
+        bad = [str(c) for c in cols if not is_numeric(frame, c, booleans=True)]
         if bad:
             raise TypeError(f"column(s) not numeric: {', '.join(bad)}")
-    res = microaggregate(
-        df[cols],
-        k,
-        method,
-        standardize=standardize,
-        dtype=dtype,
-        n_jobs=n_jobs,
-        seed=seed,
-        **method_params,
-    )
-    out = df.copy()
-    aggregated = res.aggregated
-    for j, c in enumerate(cols):
-        out[c] = aggregated[:, j]
-    return out
+    res = microaggregate(numeric_matrix(frame, cols, name="df"), k, method, **options)
+    return replace_columns(frame, cols, res.aggregated)

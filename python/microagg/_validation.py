@@ -1,9 +1,9 @@
 """Coercion and validation of user arguments before they reach the Rust core.
 
 The core accepts 2-D float32/float64 arrays only; everything a user may pass (lists,
-integer or boolean arrays, Fortran-ordered or strided views, pandas DataFrames,
-big-endian data) is turned into one of those here, without a copy when the input
-already is one. Every bad input raises a ``TypeError`` or ``ValueError`` that names it.
+integer or boolean arrays, Fortran-ordered or strided views, DataFrames of pandas, polars
+or pyarrow (see ``_frames``), big-endian data) is turned into one of those here, without a
+copy when the input already is one. Every bad input raises a ``TypeError`` or ``ValueError`` that names it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from typing import Any, Optional, Tuple
 import numpy as np
 import numpy.typing as npt
 
+from ._frames import as_frame, numeric_matrix
+
 FloatArray = npt.NDArray[np.floating[Any]]
 
 
@@ -23,14 +25,14 @@ def as_data_matrix(X: Any, dtype: Any = None, *, name: str = "X") -> Tuple[Float
     ``dtype=None`` computes in float64 unless the input already is float32;
     ``"float32"``/``"float64"`` (or the NumPy types) force the working precision.
     """
-    if hasattr(X, "dtypes") and hasattr(X, "to_numpy"):  # pandas DataFrame
-        bad = [str(c) for c, t in X.dtypes.items() if dtype_kind(t) not in "biuf"]
-        if bad:
-            raise TypeError(
-                f"{name} has non-numeric columns: {', '.join(bad)}; select numeric columns "
-                "or use microagg.anonymize(df, columns=[...])"
-            )
-        X = X.to_numpy(dtype=np.float64, na_value=np.nan)
+    if hasattr(X, "toarray") and hasattr(X, "nnz"):  # scipy.sparse
+        raise TypeError(
+            f"{name} is a sparse matrix ({type(X).__module__}.{type(X).__qualname__}); "
+            "microaggregation needs dense data: pass X.toarray()"
+        )
+    frame = as_frame(X, name)  # pandas, polars, pyarrow, Arrow PyCapsule tables
+    if frame is not None:
+        X = numeric_matrix(frame, name=name)
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and other unconvertible objects
@@ -38,8 +40,8 @@ def as_data_matrix(X: Any, dtype: Any = None, *, name: str = "X") -> Tuple[Float
     if arr.dtype.kind == "O":
         try:
             arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} must contain real numbers only (got Python objects)") from None
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must contain real numbers only (got Python objects: {exc})") from None
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must contain real numbers, got an array of dtype {arr.dtype}")
     if arr.ndim != 2:
@@ -52,11 +54,6 @@ def as_data_matrix(X: Any, dtype: Any = None, *, name: str = "X") -> Tuple[Float
     if arr.dtype not in (np.dtype(np.float32), np.dtype(np.float64)) or not arr.dtype.isnative:
         arr = arr.astype(np.float32 if arr.dtype == np.float32 else np.float64)
     return arr, single
-
-
-def dtype_kind(dtype: Any) -> str:
-    """NumPy's one-letter kind of a NumPy or pandas dtype ('O' when it has none)."""
-    return str(getattr(dtype, "kind", "O"))
 
 
 def _single_precision(dtype: Any, data_dtype: np.dtype[Any]) -> bool:
