@@ -1,7 +1,8 @@
 """The ``microagg`` command-line tool.
 
 ``microagg demo`` runs a method on a bundled data set for k = 2..10; ``microagg anonymize``
-rewrites the chosen numeric columns of a CSV file with their k-anonymous group centroids.
+rewrites the chosen numeric columns of a CSV or Parquet file (``_io``) with their
+k-anonymous group centroids.
 Errors are one line on stderr and exit status 2; the input file is never overwritten and the
 output is written atomically (temporary file in the same folder, then rename).
 """
@@ -9,10 +10,8 @@ output is written atomically (temporary file in the same folder, then rename).
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
-import tempfile
 import threading
 import time
 from typing import Any, Callable, Optional, Sequence
@@ -21,6 +20,7 @@ import numpy as np
 
 from . import _core, datasets
 from ._api import METHODS, MicroaggregationResult, microaggregate
+from ._io import Table, check_writable, read_table, write_table
 
 _DATASETS: dict[str, Callable[[], Any]] = {
     "census": datasets.load_census,
@@ -97,34 +97,11 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_csv(path: str) -> tuple[list[str], list[list[str]]]:
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
-    except FileNotFoundError:
-        raise CliError(f"input file not found: {path}") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise CliError(f"cannot read {path}: {exc}") from None
-    if not rows:
-        raise CliError(f"{path} is empty (a header row is required)")
-    header, body = rows[0], [r for r in rows[1:] if r]
-    for i, r in enumerate(body, start=2):
-        if len(r) != len(header):
-            raise CliError(f"{path}, line {i}: {len(r)} fields, header has {len(header)}")
-    return header, body
-
-
-def _numeric_column(rows: list[list[str]], j: int) -> Optional[np.ndarray]:
-    try:
-        return np.array([float(r[j]) for r in rows], dtype=np.float64)
-    except ValueError:
-        return None
-
-
-def _choose_columns(header: list[str], rows: list[list[str]], wanted: Optional[str]) -> dict[int, np.ndarray]:
-    """The chosen columns' indices and parsed values (default: every numeric column)."""
+def _choose_columns(table: Table, wanted: Optional[str]) -> dict[int, np.ndarray]:
+    """The chosen columns' indices and values (default: every numeric column)."""
+    header = table.names
     if wanted is None:
-        parsed = {j: _numeric_column(rows, j) for j in range(len(header))}
+        parsed = {j: table.numeric(j) for j in range(len(header))}
         cols = {j: v for j, v in parsed.items() if v is not None}
         if not cols:
             raise CliError("no numeric column found; name them with --columns")
@@ -134,35 +111,11 @@ def _choose_columns(header: list[str], rows: list[list[str]], wanted: Optional[s
         if c not in header:
             raise CliError(f"unknown column {c!r}; columns are: {', '.join(header)}")
         j = header.index(c)
-        values = _numeric_column(rows, j)
+        values = table.numeric(j)
         if values is None:
-            bad = next(i for i, r in enumerate(rows, start=2) if not _is_float(r[j]))
-            raise CliError(f"column {c!r} is not numeric (line {bad}: {rows[bad - 2][j]!r})")
+            raise CliError(f"column {c!r} is not numeric ({table.why_not_numeric(j)})")
         cols[j] = values
     return cols
-
-
-def _is_float(text: str) -> bool:
-    try:
-        float(text)
-        return True
-    except ValueError:
-        return False
-
-
-def _write_atomically(path: str, header: list[str], rows: list[list[str]]) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".microagg-", suffix=".csv", dir=folder)
-    try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(header)
-            w.writerows(rows)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _anonymize(args: argparse.Namespace) -> int:
@@ -170,10 +123,11 @@ def _anonymize(args: argparse.Namespace) -> int:
     out = args.output or "{0}_k{1}{2}".format(*os.path.splitext(src)[:1], args.k, os.path.splitext(src)[1] or ".csv")
     if os.path.exists(out) and os.path.exists(src) and os.path.samefile(src, out):
         raise CliError("the output file is the input file; choose another -o (the input is never overwritten)")
-    header, rows = _read_csv(src)
-    if not rows:
+    check_writable(out)
+    table = read_table(src)
+    if table.n_rows == 0:
         raise CliError(f"{src} has no data rows")
-    cols = _choose_columns(header, rows, args.columns)
+    cols = _choose_columns(table, args.columns)
     idx = list(cols)
     X = np.column_stack(list(cols.values()))
     params = dict(_parse_param(p) for p in args.param)
@@ -193,13 +147,10 @@ def _anonymize(args: argparse.Namespace) -> int:
     )
     seconds = time.perf_counter() - t0
     agg = res.aggregated
-    for i, r in enumerate(rows):
-        for jj, j in enumerate(idx):
-            r[j] = repr(float(agg[i, jj]))
-    _write_atomically(out, header, rows)
-    names = ", ".join(header[j] for j in idx)
+    write_table(table.replaced({j: agg[:, jj] for jj, j in enumerate(idx)}), out)
+    names = ", ".join(table.names[j] for j in idx)
     print(
-        f"wrote {out}: {len(rows)} records, columns {names}; k={args.k}, method={args.method}, "
+        f"wrote {out}: {table.n_rows} records, columns {names}; k={args.k}, method={args.method}, "
         f"{res.n_groups} groups, information loss {100 * res.information_loss:.4f}% ({seconds:.2f} s)"
     )
     return 0
@@ -218,12 +169,12 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--dtype", choices=["float32", "float64"], default=None)
     d.set_defaults(func=_demo)
 
-    a = sub.add_parser("anonymize", help="microaggregate numeric columns of a CSV file")
-    a.add_argument("input", help="input CSV file with a header row")
+    a = sub.add_parser("anonymize", help="microaggregate numeric columns of a CSV or Parquet file")
+    a.add_argument("input", help="input CSV file with a header row, or .parquet (needs pyarrow)")
     a.add_argument("-k", type=int, required=True, help="minimum group size")
     a.add_argument("--columns", help="comma-separated quasi-identifier columns (default: all numeric)")
     a.add_argument("--method", choices=METHODS, default="mdav")
-    a.add_argument("-o", "--output", help="output CSV (default: INPUT_kK.csv; never the input)")
+    a.add_argument("-o", "--output", help="output CSV or .parquet (default: INPUT_kK.EXT; never the input)")
     a.add_argument("--jobs", type=int, default=1, help="threads: 1 (default), -1 = all cores")
     a.add_argument("--dtype", choices=["float32", "float64"], default=None)
     a.add_argument("--no-standardize", action="store_true", help="do not z-score the columns first")
