@@ -102,6 +102,10 @@ def test_feature_names_and_counts_are_checked(sklearn: Any) -> None:
             est.transform(df.to_numpy()[:, :1])
     with pytest.raises(ValueError, match="transductive"):
         est.transform(df + 1)
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        ma.MicroAggregator().transform(df)
     with pytest.raises(ValueError, match="input_features is not equal"):
         est.get_feature_names_out(["a", "b"])
     fitted_on_array = ma.MicroAggregator(k=3).fit(df.to_numpy())

@@ -22,7 +22,8 @@ from ._validation import as_data_matrix
 
 
 class NotFittedError(ValueError, AttributeError):
-    """The estimator is used before ``fit`` (the same bases as scikit-learn's NotFittedError)."""
+    """The estimator is used before ``fit`` (without scikit-learn; the same bases as
+    scikit-learn's NotFittedError, which the scikit-learn build raises)."""
 
 
 def _fingerprint(arr: npt.NDArray[Any]) -> tuple[tuple[int, ...], str]:
@@ -82,16 +83,13 @@ class _MicroAggregator(ParamsMixin):
         self.method_params = method_params
 
     def _options(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`microagg.microaggregate` these parameters give."""
+        """The keyword arguments of :func:`microagg.microaggregate` these parameters give:
+        every parameter but ``k`` and ``method`` under its own name (so a new parameter only
+        needs ``__init__`` and ``_PARAM_NAMES``), plus the entries of ``method_params``."""
         if self.method_params is not None and not isinstance(self.method_params, dict):
             raise TypeError("method_params must be a dict or None")
-        return dict(
-            standardize=self.standardize,
-            dtype=self.dtype,
-            n_jobs=self.n_jobs,
-            seed=self.seed,
-            **(self.method_params or {}),
-        )
+        named = {n: getattr(self, n) for n in self._PARAM_NAMES if n not in ("k", "method", "method_params")}
+        return {**named, **(self.method_params or {})}
 
     def _read(self, X: Any) -> tuple[npt.NDArray[Any], Optional[npt.NDArray[np.object_]]]:
         """``X`` as a 2-D float array, and its column names when it is a DataFrame."""
@@ -194,7 +192,7 @@ def _with_sklearn(base: type[_MicroAggregator]) -> type[_MicroAggregator]:
     """``base`` made a scikit-learn transformer, or ``base`` without scikit-learn ≥ 1.6."""
     try:
         from sklearn.base import BaseEstimator, TransformerMixin
-        from sklearn.utils.validation import check_array, validate_data
+        from sklearn.utils.validation import check_array, check_is_fitted, validate_data
     except ImportError:
         return base
 
@@ -214,6 +212,9 @@ def _with_sklearn(base: type[_MicroAggregator]) -> type[_MicroAggregator]:
         @staticmethod
         def _array(X: Any) -> npt.NDArray[Any]:
             return np.asarray(check_array(X, dtype=(np.float64, np.float32)))
+
+        def _check_fitted(self) -> None:  # raises scikit-learn's own NotFittedError
+            check_is_fitted(self)
 
     return MicroAggregator
 
