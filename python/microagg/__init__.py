@@ -24,6 +24,7 @@ from ._api import (
 from ._core import Progress, __version__
 from ._estimator import MicroAggregator
 from ._pandas import anonymize
+from ._workflow import StratumMerge
 from .incremental import IncrementalMicroaggregator
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "MicroAggregator",
     "MicroaggregationResult",
     "Progress",
+    "StratumMerge",
     "__version__",
     "anonymize",
     "datasets",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Tuple
 
 from ._api import microaggregate
 from ._validation import dtype_kind
@@ -18,13 +18,23 @@ def anonymize(
     dtype: Any = None,
     n_jobs: int = 1,
     seed: Optional[int] = None,
+    by: Any = None,
+    small_strata: str = "error",
+    weights: Any = None,
+    aggregation: str = "mean",
+    trim: Optional[float] = None,
     **method_params: Any,
 ) -> Any:
     """Return a copy of ``df`` whose ``columns`` are k-anonymously microaggregated.
 
-    The chosen columns (all numeric, non-boolean columns when ``columns`` is None) are
-    microaggregated jointly as quasi-identifiers and replaced by their group centroids
-    (as float64); every other column is kept unchanged, in place and order.
+    The chosen columns (all numeric, non-boolean columns when ``columns`` is None, except
+    the ``by`` and ``weights`` columns) are microaggregated jointly as quasi-identifiers and
+    replaced by their group values (as float64); every other column is kept unchanged, in
+    place and order.
+
+    ``by`` names the strata column(s) (one name or a list: no group mixes strata) and
+    ``weights`` the sampling-weight column; ``small_strata``, ``aggregation`` and ``trim``
+    are those of :func:`microagg.microaggregate`.
 
     Raises
     ------
@@ -38,8 +48,9 @@ def anonymize(
 
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"anonymize expects a pandas DataFrame, got {type(df).__name__}")
+    strata, weight_values, roles = _workflow_columns(df, by, weights)
     if columns is None:
-        cols = [c for c, t in df.dtypes.items() if dtype_kind(t) in "iuf"]
+        cols = [c for c, t in df.dtypes.items() if dtype_kind(t) in "iuf" and c not in roles]
         if not cols:
             raise ValueError("the DataFrame has no numeric column to anonymize; pass columns=[...]")
     else:
@@ -54,6 +65,9 @@ def anonymize(
         bad = [str(c) for c in cols if dtype_kind(df[c].dtype) not in "biuf"]
         if bad:
             raise TypeError(f"column(s) not numeric: {', '.join(bad)}")
+        for c in cols:
+            if c in roles:
+                raise ValueError(f"column {c!r} is both a quasi-identifier and in {roles[c]}")
     res = microaggregate(
         df[cols],
         k,
@@ -62,6 +76,11 @@ def anonymize(
         dtype=dtype,
         n_jobs=n_jobs,
         seed=seed,
+        by=strata,
+        small_strata=small_strata,
+        weights=weight_values,
+        aggregation=aggregation,
+        trim=trim,
         **method_params,
     )
     out = df.copy()
@@ -69,3 +88,19 @@ def anonymize(
     for j, c in enumerate(cols):
         out[c] = aggregated[:, j]
     return out
+
+
+def _workflow_columns(df: Any, by: Any, weights: Any) -> Tuple[Any, Any, dict[Any, str]]:
+    """The strata columns (a DataFrame) and weight values named by ``by`` and ``weights``,
+    and the role ("by" or "weights") of each of those columns."""
+    roles: dict[Any, str] = {}
+    names = [] if by is None else list(by) if isinstance(by, (list, tuple)) else [by]
+    for role, wanted in (("by", names), ("weights", [] if weights is None else [weights])):
+        unknown = [str(c) for c in wanted if c not in df.columns]
+        if unknown:
+            raise ValueError(f"{role}: unknown column(s): {', '.join(unknown)}")
+        roles.update((c, role) for c in wanted)
+    if weights is not None and dtype_kind(df[weights].dtype) not in "iuf":
+        raise TypeError(f"weights: column {weights!r} is not numeric")
+    strata = df[names] if names else None
+    return strata, (df[weights] if weights is not None else None), roles
