@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 import math
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -399,3 +403,69 @@ def test_anonymize_rejects_bad_column_names() -> None:
         ma.anonymize(df, 2, columns=["a", "b"], by="a")
     with pytest.raises(TypeError, match="weights: column 'w' is not numeric"):
         ma.anonymize(df, 2, columns=["a"], weights="w")
+
+
+# --- command line -------------------------------------------------------------------------
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "microagg", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+
+
+def _write_survey(path: Path, n: int = 120) -> None:
+    rng = np.random.default_rng(18)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "region", "sex", "age", "income", "weight"])
+        for i in range(n):
+            region = "Île-de-France, nord" if i % 3 == 0 else "sud"
+            w.writerow([f"r{i}", region, "fm"[i % 2], int(rng.integers(18, 90)), round(float(rng.lognormal(10, 1)), 2), round(float(rng.uniform(1, 9)), 3)])
+        w.writerow(["lone", "ouest", "f", 40, 1000.0, 2.0])
+
+
+def test_cli_strata_weights_and_aggregation_end_to_end(tmp_path: Path) -> None:
+    src = tmp_path / "survey.csv"
+    _write_survey(src)
+    args = ["anonymize", "survey.csv", "-k", "4", "--by", "region,sex", "--weights", "weight"]
+    r = _cli(*args, "-o", "out.csv", cwd=tmp_path)
+    assert r.returncode == 2 and not (tmp_path / "out.csv").exists()
+    assert "('ouest', 'f') (1 record)" in r.stderr and r.stderr.count("\n") == 1
+    r = _cli(*args, "--small-strata", "merge", "--aggregation", "trim", "--trim", "0.25", "-o", "out.csv", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "columns age, income" in r.stdout  # strata and weights are not quasi-identifiers
+    assert "merged stratum ('ouest', 'f') (1 records) into stratum" in r.stdout
+    with open(src, newline="") as f:
+        rows_in = list(csv.reader(f))
+    with open(tmp_path / "out.csv", newline="") as f:
+        rows_out = list(csv.reader(f))
+    assert [r[:3] + r[5:] for r in rows_out] == [r[:3] + r[5:] for r in rows_in]
+    body = rows_in[1:]
+    X = np.array([[float(r[3]), float(r[4])] for r in body])
+    strata = np.array([[r[1], r[2]] for r in body])
+    weights = np.array([float(r[5]) for r in body])
+    want = ma.microaggregate(X, 4, by=strata, small_strata="merge", weights=weights, aggregation="trim", trim=0.25)
+    released = np.array([[float(r[3]), float(r[4])] for r in rows_out[1:]])
+    np.testing.assert_array_equal(released, want.aggregated)
+    (merge,) = want.merges
+    assert merge.stratum == ("ouest", "f")
+    keys = [tuple(s) for s in strata.tolist()]
+    assert not ma.is_k_anonymous(released, 4, by=np.array(keys, dtype=object))
+    recoded = [merge.into if key == merge.stratum else key for key in keys]
+    assert ma.is_k_anonymous(released, 4, by=[a + "|" + b for a, b in recoded])
+
+
+def test_cli_workflow_errors(tmp_path: Path) -> None:
+    src = tmp_path / "survey.csv"
+    _write_survey(src)
+    for extra, message in [
+        (["--by", "county"], "--by: unknown column 'county'"),
+        (["--weights", "region"], "--weights: column 'region' is not numeric"),
+        (["--by", "sex", "--columns", "age,sex"], "column 'sex' is both a quasi-identifier (--columns) and in --by"),
+        (["--by", "sex", "--aggregation", "trim", "--trim", "0.7"], "invalid trim"),
+        (["--by", "sex", "--trim", "0.2"], "trim applies to aggregation='trim' only"),
+    ]:
+        r = _cli("anonymize", "survey.csv", "-k", "3", *extra, cwd=tmp_path)
+        assert r.returncode == 2, extra
+        assert message in r.stderr, (extra, r.stderr)
