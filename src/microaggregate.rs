@@ -95,28 +95,41 @@ pub fn microaggregate_with<S: Float, T: Float>(
         });
     }
     let scaling = Scaling::fit(x, options.standardize);
-    progress.reset();
-    let (partition, merges) = match &workflow.strata {
-        None => {
-            let p = options.parallelism.install(|exec| {
-                group::<S, T>(x, k, method, &scaling, options.seed, exec, progress)
-            })??;
-            (p, Vec::new())
-        }
-        Some(strata) => {
-            let split = strata::split(x, strata, k, workflow.small_strata, &scaling)?;
-            let p = options.parallelism.install(|exec| {
-                group_parts(x.nrows(), &split.parts, exec, |ids| {
-                    let part =
-                        x.select(Axis(0), &ids.iter().map(|&i| i as usize).collect::<Vec<_>>());
-                    let centered =
-                        Scaling { mean: Scaling::fit(part.view(), false).mean, ..scaling.clone() };
-                    group::<S, T>(part.view(), k, method, &centered, options.seed, exec, progress)
-                })
-            })??;
-            (p, split.merges)
-        }
+    let split = match &workflow.strata {
+        Some(strata) => Some(strata::split(x, strata, k, workflow.small_strata, &scaling)?),
+        None => None,
     };
+    if *method == Method::Optimal {
+        let largest =
+            split.as_ref().map_or(x.nrows(), |s| s.parts.iter().map(Vec::len).max().unwrap_or(0));
+        if largest > MAX_N {
+            return Err(Error::InvalidParameter {
+                name: "X".into(),
+                reason: format!(
+                    "method 'optimal' is exact and exponential: at most {MAX_N} records, got \
+                     {largest}{}",
+                    if split.is_some() { " in the largest stratum" } else { "" }
+                ),
+            });
+        }
+    }
+    progress.reset();
+    let partition = options.parallelism.install(|exec| match &split {
+        None => group::<S, T>(x, k, method, &scaling, options.seed, exec, progress),
+        Some(split) => group_parts(x.nrows(), &split.parts, exec, |ids| {
+            let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
+            let part = x.select(Axis(0), &rows);
+            let centered =
+                Scaling { mean: Scaling::fit(part.view(), false).mean, ..scaling.clone() };
+            group::<S, T>(part.view(), k, method, &centered, options.seed, exec, progress).map_err(
+                |e| match e {
+                    Error::Overflow { record } => Error::Overflow { record: rows[record] },
+                    e => e,
+                },
+            )
+        }),
+    })??;
+    let merges = split.map_or_else(Vec::new, |s| s.merges);
     debug_assert!(partition.check(k, method.max_group_size(k)).is_ok());
     progress.finish(x.nrows());
     let evaluation = Evaluation::weighted(
@@ -142,16 +155,6 @@ fn group<S: Float, T: Float>(
     exec: Exec,
     progress: &Progress,
 ) -> Result<Partition> {
-    if *method == Method::Optimal && x.nrows() > MAX_N {
-        return Err(Error::InvalidParameter {
-            name: "X".into(),
-            reason: format!(
-                "method 'optimal' is exact and exponential: at most {MAX_N} records \
-                 (per stratum), got {}",
-                x.nrows()
-            ),
-        });
-    }
     let d = x.ncols();
     Ok(match *method {
         Method::Mondrian(rule) => mondrian(scaling.rows_of::<S, T>(x)?, d, k, rule, exec, progress),

@@ -469,3 +469,24 @@ def test_cli_workflow_errors(tmp_path: Path) -> None:
         r = _cli("anonymize", "survey.csv", "-k", "3", *extra, cwd=tmp_path)
         assert r.returncode == 2, extra
         assert message in r.stderr, (extra, r.stderr)
+
+
+def test_methods_see_each_stratum_on_its_own() -> None:
+    # "optimal" takes at most 20 records: per stratum, with strata
+    X = data(45, 2, seed=19)
+    by = np.repeat([0, 1, 2], 15)
+    res = ma.microaggregate(X, 3, "optimal", by=by)
+    z = (X - X.mean(0)) / X.std(0)  # strata are grouped in the whole file's units
+    for s in range(3):
+        part = ma.microaggregate(z[by == s], 3, "optimal", standardize=False)
+        mine = res.labels[by == s] - res.labels[by == s].min()
+        assert ma.sse(z[by == s], mine, standardize=False) == pytest.approx(part.sse, rel=1e-9)
+    with pytest.raises(ValueError, match="at most 20 records, got 30 in the largest stratum"):
+        ma.microaggregate(X, 3, "optimal", by=np.repeat([0, 1], [30, 15]))
+    # errors inside a stratum name the record by its index in the whole file: stratum 1 holds
+    # records 1, 3, 5, 7, 9; centered on its mean, all overflow float32, first record 1 (the
+    # stratum's position 0; record 0 is in stratum 0, which is fine)
+    Y = np.zeros((10, 1))
+    Y[7] = 1e25
+    with pytest.raises(ValueError, match="squared norm of record 1 overflows"):
+        ma.microaggregate(Y, 2, by=[0, 1] * 5, standardize=False, dtype="float32")
