@@ -129,14 +129,13 @@ impl Evaluation {
         }
         // SST is around the data's own mean (which is the scaling's mean unless the scaling
         // came from other data, as in incremental microaggregation).
-        let mut pairs: Vec<(f64, f64)> = Vec::with_capacity(n);
         let mean: Vec<f64> = (0..d)
             .map(|j| {
-                pairs.clear();
-                pairs.extend(x.column(j).iter().enumerate().map(|(i, v)| (v.as_f64(), weight(i))));
-                weighted_mean(&pairs)
+                weighted_mean(x.column(j).iter().enumerate().map(|(i, v)| (v.as_f64(), weight(i))))
             })
             .collect();
+        let largest = bounds.windows(2).map(|b| b[1] - b[0]).max().unwrap_or(0);
+        let mut pairs: Vec<(f64, f64)> = Vec::with_capacity(largest);
         let mut centroids = Array2::<f64>::zeros((partition.n_groups, d));
         let mut released = (!aggregation.is_mean()).then(|| centroids.clone());
         let mut value = vec![0.0; d];
@@ -148,7 +147,7 @@ impl Evaluation {
                 pairs.extend(
                     members.iter().map(|&i| (x[[i as usize, j]].as_f64(), weight(i as usize))),
                 );
-                centroids[[g, j]] = weighted_mean(&pairs);
+                centroids[[g, j]] = weighted_mean(pairs.iter().copied());
                 value[j] = match released.as_mut() {
                     Some(r) => {
                         r[[g, j]] = group_value(&mut pairs, aggregation);

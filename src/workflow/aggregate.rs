@@ -83,13 +83,16 @@ impl Aggregation {
 }
 
 /// The weighted mean of `pairs` (value, weight); the plain mean when every weight is zero.
-/// With unit weights the result has the bits of `Σ v / m`.
-pub fn weighted_mean(pairs: &[(f64, f64)]) -> f64 {
-    let (sum, total) = pairs.iter().fold((0.0, 0.0), |(s, t), &(v, w)| (s + w * v, t + w));
+/// With unit weights the result has the bits of `Σ v / m`. Takes any re-iterable sequence,
+/// so a caller needs no buffer for it.
+pub fn weighted_mean(pairs: impl IntoIterator<Item = (f64, f64)> + Clone) -> f64 {
+    let (sum, total) =
+        pairs.clone().into_iter().fold((0.0, 0.0), |(s, t), (v, w)| (s + w * v, t + w));
     if total > 0.0 {
         sum / total
     } else {
-        pairs.iter().map(|p| p.0).sum::<f64>() / pairs.len() as f64
+        let (sum, m) = pairs.into_iter().fold((0.0, 0usize), |(s, m), p| (s + p.0, m + 1));
+        sum / m as f64
     }
 }
 
@@ -99,7 +102,7 @@ pub fn group_value(pairs: &mut [(f64, f64)], how: Aggregation) -> f64 {
     debug_assert!(!pairs.is_empty());
     let pairs = positive_weights(pairs);
     match how {
-        Aggregation::Mean => weighted_mean(pairs),
+        Aggregation::Mean => weighted_mean(pairs.iter().copied()),
         Aggregation::Trim(t) if t < 0.5 => trimmed_mean(sort_by_value(pairs), t),
         Aggregation::Median | Aggregation::Trim(_) => sorted_median(sort_by_value(pairs), |v| v),
         Aggregation::Onestep => onestep(pairs),
@@ -150,7 +153,7 @@ fn trimmed_mean(pairs: &[(f64, f64)], fraction: f64) -> f64 {
     let cut = fraction * pairs.iter().map(|p| p.1).sum::<f64>();
     let low = records_within(pairs.iter().map(|p| p.1), cut);
     let high = records_within(pairs.iter().rev().map(|p| p.1), cut);
-    weighted_mean(&pairs[low..pairs.len() - high])
+    weighted_mean(pairs[low..pairs.len() - high].iter().copied())
 }
 
 /// How many leading records have a cumulative weight of at most `cut`.
@@ -172,7 +175,7 @@ fn onestep(pairs: &mut [(f64, f64)]) -> f64 {
     pairs.sort_unstable_by(|a, b| a.0.abs().total_cmp(&b.0.abs()));
     let limit = ONESTEP_CONSTANT * MAD_CONSTANT * sorted_median(pairs, f64::abs);
     pairs.iter_mut().for_each(|p| p.0 = median + p.0.clamp(-limit, limit));
-    weighted_mean(pairs)
+    weighted_mean(pairs.iter().copied())
 }
 
 #[cfg(test)]
@@ -241,7 +244,7 @@ mod tests {
         let zero = [(1.0, 0.0), (2.0, 0.0), (6.0, 0.0)];
         assert_eq!(value(&zero, Aggregation::Mean), 3.0);
         assert_eq!(value(&zero, Aggregation::Median), 2.0);
-        assert_eq!(weighted_mean(&zero), 3.0);
+        assert_eq!(weighted_mean(zero), 3.0);
     }
 
     #[test]
