@@ -28,6 +28,9 @@ pub enum Error {
     InvalidParameter { name: String, reason: String },
     /// Labels do not describe a partition of the data (length or range wrong).
     InvalidLabels(String),
+    /// Strata with fewer than `k` records under `small_strata="error"`: each stratum's
+    /// name and size (DESIGN §8).
+    SmallStrata { k: usize, strata: Vec<(String, usize)> },
 }
 
 impl fmt::Display for Error {
@@ -75,6 +78,25 @@ impl fmt::Display for Error {
             }
             Error::InvalidParameter { name, reason } => write!(f, "invalid {name}: {reason}"),
             Error::InvalidLabels(reason) => write!(f, "invalid labels: {reason}"),
+            Error::SmallStrata { k, strata } => {
+                let plural = |m: usize, one: &str, many: &str| {
+                    format!("{m} {}", if m == 1 { one } else { many })
+                };
+                let listed: Vec<String> = strata
+                    .iter()
+                    .take(20)
+                    .map(|(name, m)| format!("{name} ({})", plural(*m, "record", "records")))
+                    .collect();
+                let more = strata.len().saturating_sub(listed.len());
+                write!(
+                    f,
+                    "{} fewer than k={k} records: {}{}; merge each into its nearest stratum \
+                     with small_strata='merge', or choose a smaller k",
+                    plural(strata.len(), "stratum has", "strata have"),
+                    listed.join(", "),
+                    if more > 0 { format!(" and {more} more") } else { String::new() }
+                )
+            }
         }
     }
 }

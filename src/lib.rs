@@ -20,7 +20,8 @@
 //!
 //! Modules: [`dataset`] (validation, working copy), [`kernels`] (hot loops), [`partition`]
 //! (result and quality), [`parallel`] (threads), [`algorithms`] (one file per family),
-//! [`method`] (the catalogue), [`microaggregate()`] (the entry point).
+//! [`method`] (the catalogue), [`workflow`] (strata, weights, aggregation: DESIGN §8),
+//! [`microaggregate()`] (the entry point).
 
 pub mod algorithms;
 pub mod centroid_table;
@@ -36,6 +37,7 @@ pub mod partition;
 pub mod progress;
 pub mod rng;
 mod width;
+pub mod workflow;
 
 #[cfg(feature = "python")]
 mod python;
@@ -43,7 +45,8 @@ mod python;
 pub use error::{Error, Result};
 pub use float::Float;
 pub use method::{METHODS, Method, ParamValue};
-pub use microaggregate::{Options, Outcome, evaluate, microaggregate};
+pub use microaggregate::{Options, Outcome, evaluate, microaggregate, microaggregate_with};
 pub use parallel::Parallelism;
 pub use partition::{Evaluation, Partition};
 pub use progress::Progress;
+pub use workflow::Workflow;

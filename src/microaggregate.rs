@@ -1,5 +1,6 @@
-//! The one entry point the bindings and Rust users call: validate, build the working copy,
-//! run the chosen method on the requested threads, evaluate the result.
+//! The one entry point the bindings and Rust users call: validate, split into strata, build
+//! the working copy, run the chosen method on the requested threads, aggregate and evaluate
+//! the result (DESIGN §8 "Layers"; the steps live in [`crate::workflow`]).
 
 use crate::algorithms::cbfs::cbfs;
 use crate::algorithms::md::md;
@@ -19,7 +20,11 @@ use crate::method::{Method, Path};
 use crate::parallel::{Exec, Parallelism};
 use crate::partition::{Evaluation, Partition};
 use crate::progress::Progress;
-use ndarray::ArrayView2;
+use crate::workflow::jobs::group_parts;
+use crate::workflow::strata;
+use crate::workflow::weights::validate_weights;
+use crate::workflow::{Merge, Workflow};
+use ndarray::{ArrayView2, Axis};
 
 /// Settings shared by every method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,13 +49,16 @@ impl Default for Options {
 pub struct Outcome {
     /// The groups.
     pub partition: Partition,
-    /// Centroids (caller's units), SSE, SST.
+    /// Centroids and released values (caller's units), SSE, SST.
     pub evaluation: Evaluation,
+    /// Undersized strata merged into their nearest stratum (`small_strata="merge"`).
+    pub merges: Vec<Merge>,
 }
 
 /// Microaggregates `x` (n records × d attributes, any memory layout) into groups of at least
 /// `k` records, computing in precision `T` (f32 = F-MDAV §3.5) whatever the input type `S`.
 /// `progress` counts assigned records for callers that poll it from another thread.
+/// Plain microaggregation: [`microaggregate_with`] and the default [`Workflow`].
 pub fn microaggregate<S: Float, T: Float>(
     x: ArrayView2<S>,
     k: usize,
@@ -58,16 +66,27 @@ pub fn microaggregate<S: Float, T: Float>(
     options: &Options,
     progress: &Progress,
 ) -> Result<Outcome> {
+    microaggregate_with::<S, T>(x, k, method, options, &Workflow::default(), progress)
+}
+
+/// Microaggregation inside the disclosure-control workflow (DESIGN §8), in its order:
+/// validate → split into strata (merging undersized ones if asked) → group each stratum
+/// with the method (strata in parallel under [`Parallelism::Threads`]) → aggregate each
+/// group (weighted) → assemble one result. Every stratum is grouped in the units of one
+/// scaling fitted on the whole file (centered on the stratum's own mean, which changes
+/// nothing but rounding), so IL is comparable across strata.
+pub fn microaggregate_with<S: Float, T: Float>(
+    x: ArrayView2<S>,
+    k: usize,
+    method: &Method,
+    options: &Options,
+    workflow: &Workflow,
+    progress: &Progress,
+) -> Result<Outcome> {
     validate(x)?;
     validate_k(k, x.nrows())?;
-    if *method == Method::Optimal && x.nrows() > MAX_N {
-        return Err(Error::InvalidParameter {
-            name: "X".into(),
-            reason: format!(
-                "method 'optimal' is exact and exponential: at most {MAX_N} records, got {}",
-                x.nrows()
-            ),
-        });
+    if let Some(w) = &workflow.weights {
+        validate_weights(w, x.nrows())?;
     }
     if *method == Method::Univariate && x.ncols() != 1 {
         return Err(Error::InvalidParameter {
@@ -76,25 +95,72 @@ pub fn microaggregate<S: Float, T: Float>(
         });
     }
     let scaling = Scaling::fit(x, options.standardize);
+    let split = match &workflow.strata {
+        Some(strata) => Some(strata::split(x, strata, k, workflow.small_strata, &scaling)?),
+        None => None,
+    };
+    if *method == Method::Optimal {
+        let largest =
+            split.as_ref().map_or(x.nrows(), |s| s.parts.iter().map(Vec::len).max().unwrap_or(0));
+        if largest > MAX_N {
+            return Err(Error::InvalidParameter {
+                name: "X".into(),
+                reason: format!(
+                    "method 'optimal' is exact and exponential: at most {MAX_N} records, got \
+                     {largest}{}",
+                    if split.is_some() { " in the largest stratum" } else { "" }
+                ),
+            });
+        }
+    }
     progress.reset();
-    let d = x.ncols();
-    // The Mondrian family works on row-major records and needs no column-major copy.
-    let partition = options.parallelism.install(|exec| -> Result<Partition> {
-        Ok(match *method {
-            Method::Mondrian(rule) => {
-                mondrian(scaling.rows_of::<S, T>(x)?, d, k, rule, exec, progress)
-            }
-            Method::Mona(opts) => mona(scaling.rows_of::<S, T>(x)?, d, k, opts, exec, progress),
-            _ => {
-                let ws = WorkingSet::<T>::new(x, &scaling)?;
-                on_working_set(ws, k, method, options.seed, exec, progress)
-            }
-        })
+    let partition = options.parallelism.install(|exec| match &split {
+        None => group::<S, T>(x, k, method, &scaling, options.seed, exec, progress),
+        Some(split) => group_parts(x.nrows(), &split.parts, exec, |ids| {
+            let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
+            let part = x.select(Axis(0), &rows);
+            let centered =
+                Scaling { mean: Scaling::fit(part.view(), false).mean, ..scaling.clone() };
+            group::<S, T>(part.view(), k, method, &centered, options.seed, exec, progress).map_err(
+                |e| match e {
+                    Error::Overflow { record } => Error::Overflow { record: rows[record] },
+                    e => e,
+                },
+            )
+        }),
     })??;
+    let merges = split.map_or_else(Vec::new, |s| s.merges);
     debug_assert!(partition.check(k, method.max_group_size(k)).is_ok());
     progress.finish(x.nrows());
-    let evaluation = Evaluation::new(x, &partition, &scaling)?;
-    Ok(Outcome { partition, evaluation })
+    let evaluation = Evaluation::weighted(
+        x,
+        &partition,
+        &scaling,
+        workflow.weights.as_deref(),
+        workflow.aggregation,
+    )?;
+    Ok(Outcome { partition, evaluation, merges })
+}
+
+/// Groups the records of `x` (one stratum, or the whole file) with `method`, in the units
+/// of `scaling`. The Mondrian family works on row-major records and needs no column-major
+/// copy.
+#[allow(clippy::too_many_arguments)]
+fn group<S: Float, T: Float>(
+    x: ArrayView2<S>,
+    k: usize,
+    method: &Method,
+    scaling: &Scaling,
+    seed: Option<u64>,
+    exec: Exec,
+    progress: &Progress,
+) -> Result<Partition> {
+    let d = x.ncols();
+    Ok(match *method {
+        Method::Mondrian(rule) => mondrian(scaling.rows_of::<S, T>(x)?, d, k, rule, exec, progress),
+        Method::Mona(opts) => mona(scaling.rows_of::<S, T>(x)?, d, k, opts, exec, progress),
+        _ => on_working_set(WorkingSet::<T>::new(x, scaling)?, k, method, seed, exec, progress),
+    })
 }
 
 /// Runs a method that works on the column-major working copy (all but the Mondrian family).

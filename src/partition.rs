@@ -4,6 +4,7 @@
 use crate::dataset::Scaling;
 use crate::error::{Error, Result};
 use crate::float::Float;
+use crate::workflow::aggregate::{Aggregation, group_value, weighted_mean};
 use ndarray::{Array2, ArrayView2};
 
 /// Group label of each record (original order); labels are `0..n_groups`, in order of
@@ -71,24 +72,39 @@ impl Partition {
 /// the (standardized, if asked) units the algorithms work in.
 #[derive(Debug, Clone)]
 pub struct Evaluation {
-    /// Group means in the caller's units, `(n_groups, d)`.
+    /// Group (weighted) means in the caller's units, `(n_groups, d)`.
     pub centroids: Array2<f64>,
-    /// Within-group sum of squares.
+    /// What each group releases when that is not its centroid (an aggregation other than
+    /// the mean, DESIGN §8), `(n_groups, d)`; `None` when every group releases its centroid.
+    pub released: Option<Array2<f64>>,
+    /// Within-group (weighted) sum of squares around the released values.
     pub sse: f64,
-    /// Total sum of squares around the overall mean.
+    /// Total (weighted) sum of squares around the overall (weighted) mean.
     pub sst: f64,
 }
 
 impl Evaluation {
-    /// Computes centroids (f64, two passes per group), SSE and SST of `x` grouped by
-    /// `partition`. The records are first grouped by a counting sort (ids ascending within
-    /// a group), so each group's rows are read together: one random pass over `x` instead
-    /// of two random passes over the centroids. Fails with [`Error::SumOverflow`] if the
-    /// sums of squares overflow.
+    /// [`Evaluation::weighted`] with unit weights and mean aggregation.
     pub fn new<T: Float>(
         x: ArrayView2<T>,
         partition: &Partition,
         scaling: &Scaling,
+    ) -> Result<Self> {
+        Self::weighted(x, partition, scaling, None, Aggregation::Mean)
+    }
+
+    /// Computes centroids (f64), the released values of `aggregation`, SSE and SST of `x`
+    /// grouped by `partition`, each record counted with its weight (1 without `weights`).
+    /// The records are first grouped by a counting sort (ids ascending within a group), so
+    /// each group's rows are read together: one random pass over `x`. Each group value comes
+    /// from the group's (value, weight) pairs of one attribute ([`group_value`]). Fails with
+    /// [`Error::SumOverflow`] if the sums of squares overflow.
+    pub fn weighted<T: Float>(
+        x: ArrayView2<T>,
+        partition: &Partition,
+        scaling: &Scaling,
+        weights: Option<&[f64]>,
+        aggregation: Aggregation,
     ) -> Result<Self> {
         let (n, d) = x.dim();
         if partition.labels.len() != n {
@@ -97,6 +113,7 @@ impl Evaluation {
                 partition.labels.len()
             )));
         }
+        let weight = |i: usize| weights.map_or(1.0, |w| w[i]);
         let mut bounds = vec![0usize; partition.n_groups + 1];
         for &l in &partition.labels {
             bounds[l as usize + 1] += 1;
@@ -112,31 +129,46 @@ impl Evaluation {
         }
         // SST is around the data's own mean (which is the scaling's mean unless the scaling
         // came from other data, as in incremental microaggregation).
-        let mut mean = vec![0.0; d];
-        for row in x.rows() {
-            mean.iter_mut().zip(row).for_each(|(m, v)| *m += v.as_f64());
-        }
-        mean.iter_mut().for_each(|m| *m /= n as f64);
+        let mean: Vec<f64> = (0..d)
+            .map(|j| {
+                weighted_mean(x.column(j).iter().enumerate().map(|(i, v)| (v.as_f64(), weight(i))))
+            })
+            .collect();
+        let largest = bounds.windows(2).map(|b| b[1] - b[0]).max().unwrap_or(0);
+        let mut pairs: Vec<(f64, f64)> = Vec::with_capacity(largest);
         let mut centroids = Array2::<f64>::zeros((partition.n_groups, d));
+        let mut released = (!aggregation.is_mean()).then(|| centroids.clone());
+        let mut value = vec![0.0; d];
         let (mut sse, mut sst) = (0.0, 0.0);
-        for (mut c, members) in centroids.rows_mut().into_iter().zip(bounds.windows(2)) {
+        for (g, members) in bounds.windows(2).enumerate() {
             let members = &by_group[members[0]..members[1]];
-            for &i in members {
-                c.iter_mut().zip(x.row(i as usize)).for_each(|(c, v)| *c += v.as_f64());
+            for j in 0..d {
+                pairs.clear();
+                pairs.extend(
+                    members.iter().map(|&i| (x[[i as usize, j]].as_f64(), weight(i as usize))),
+                );
+                centroids[[g, j]] = weighted_mean(pairs.iter().copied());
+                value[j] = match released.as_mut() {
+                    Some(r) => {
+                        r[[g, j]] = group_value(&mut pairs, aggregation);
+                        r[[g, j]]
+                    }
+                    None => centroids[[g, j]],
+                };
             }
-            c /= members.len() as f64;
             for &i in members {
+                let w = weight(i as usize);
                 for (j, v) in x.row(i as usize).iter().enumerate() {
                     let v = v.as_f64();
-                    sse += ((v - c[j]) / scaling.scale[j]).powi(2);
-                    sst += ((v - mean[j]) / scaling.scale[j]).powi(2);
+                    sse += w * ((v - value[j]) / scaling.scale[j]).powi(2);
+                    sst += w * ((v - mean[j]) / scaling.scale[j]).powi(2);
                 }
             }
         }
         if !sst.is_finite() {
             return Err(Error::SumOverflow);
         }
-        Ok(Evaluation { centroids, sse, sst })
+        Ok(Evaluation { centroids, released, sse, sst })
     }
 
     /// SSE / SST in [0, 1]; 0 when every record is identical (SST = 0).

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._core import Progress, __version__
 from ._pandas import anonymize
+from ._workflow import StratumMerge
 from .incremental import IncrementalMicroaggregator
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ __all__ = [
     "MicroAggregator",
     "MicroaggregationResult",
     "Progress",
+    "StratumMerge",
     "__version__",
     "anonymize",
     "datasets",

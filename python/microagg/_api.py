@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Optional
 
@@ -18,6 +18,7 @@ from ._validation import (
     check_str,
     normalize_params,
 )
+from ._workflow import StratumMerge, as_trim, as_weights, factorize_strata
 
 METHODS: tuple[str, ...] = tuple(_core.METHODS)
 """Names accepted by ``method=``."""
@@ -34,14 +35,23 @@ class MicroaggregationResult:
     n_groups : int
         Number of groups.
     centroids : ndarray of float64, shape (n_groups, d)
-        Group means in the caller's units.
+        Group means in the caller's units (weighted means when ``weights`` were given).
     sse, sst : float
-        Within-group and total sum of squares, on the standardized data when
-        ``standardize=True``.
+        Within-group sum of squares around the released group values and total sum of
+        squares around the overall mean, on the standardized data when
+        ``standardize=True``; each record counts with its weight.
     k : int
         The anonymity parameter.
     method : str
         The method that produced the partition.
+    aggregation : str
+        What each group releases: "mean", "median", "trim" or "onestep".
+    merges : tuple of StratumMerge
+        Strata with fewer than ``k`` records merged into their nearest stratum
+        (``small_strata="merge"``), in order; empty otherwise.
+    released_values : ndarray of float64, shape (n_groups, d), or None
+        The group values when they are not the centroids (any aggregation but "mean");
+        read :attr:`group_values` instead.
     """
 
     labels: npt.NDArray[np.int64]
@@ -51,6 +61,9 @@ class MicroaggregationResult:
     sst: float
     k: int
     method: str
+    aggregation: str = "mean"
+    merges: tuple[StratumMerge, ...] = ()
+    released_values: Optional[npt.NDArray[np.float64]] = field(default=None, repr=False)
 
     @property
     def group_sizes(self) -> npt.NDArray[np.int64]:
@@ -62,10 +75,15 @@ class MicroaggregationResult:
         """SSE / SST in [0, 1] (the papers print 100 times this)."""
         return self.sse / self.sst if self.sst > 0 else 0.0
 
+    @property
+    def group_values(self) -> npt.NDArray[np.float64]:
+        """What each group releases (its ``aggregation`` of the records), shape (n_groups, d)."""
+        return self.centroids if self.released_values is None else self.released_values
+
     @cached_property
     def aggregated(self) -> npt.NDArray[np.float64]:
-        """The k-anonymous data: every record replaced by its group centroid, shape (n, d)."""
-        return self.centroids[self.labels]
+        """The k-anonymous data: every record replaced by its group's value, shape (n, d)."""
+        return self.group_values[self.labels]
 
 
 def microaggregate(
@@ -78,6 +96,11 @@ def microaggregate(
     n_jobs: int = 1,
     seed: Optional[int] = None,
     progress: Optional[_core.Progress] = None,
+    by: Any = None,
+    small_strata: str = "error",
+    weights: Any = None,
+    aggregation: str = "mean",
+    trim: Optional[float] = None,
     **method_params: Any,
 ) -> MicroaggregationResult:
     """Partition the records of ``X`` into groups of at least ``k`` (k-anonymous microaggregation).
@@ -107,6 +130,31 @@ def microaggregate(
         Read from another thread while the run goes on: ``progress.assigned`` (records
         placed in groups so far, ``n`` at the end) and ``progress.rounds`` (improvement
         rounds done by ``"ona"`` and ``"ona-star"``).
+    by : array-like of n labels, optional
+        Strata: no group mixes records of different strata (numbers, strings, a pandas
+        Series; NaN/None form one stratum of their own; a 2-D array or a DataFrame makes
+        each distinct row a stratum). Labels stay ``0..n_groups-1`` over the whole file,
+        strata in sorted order of their labels; standardization uses the whole file, so IL
+        is comparable across strata. Strata run in parallel when ``n_jobs != 1``.
+    small_strata : "error" or "merge", default "error"
+        A stratum with fewer than ``k`` records is a ``ValueError`` naming every such stratum
+        and its size, or (``"merge"``) is merged into the stratum whose centroid is nearest,
+        repeatedly until every stratum has ``k`` records; ``res.merges`` reports the merges.
+    weights : array-like of n non-negative numbers, optional
+        Sampling weights. Groups are formed as without them (``k`` counts records); each
+        group releases its weighted aggregate and SSE/SST are weighted. A group whose
+        weights are all zero releases its unweighted aggregate.
+    aggregation : "mean", "median", "trim" or "onestep", default "mean"
+        What a group releases (sdcMicro's names); never changes the grouping. "median" is
+        the weighted median (with equal weights the ordinary median); "trim" cuts a share
+        ``trim`` of the group's total weight from each end, whole records only (with equal
+        weights floor(trim * size) records per end, as R's ``mean(x, trim=)``), and releases
+        the weighted mean of the rest; "onestep" clips every value to median +-
+        (3/1.486) * MAD, MAD being R's ``mad()`` (1.4826 times the median absolute deviation),
+        then releases the weighted mean (sdcMicro's definition).
+    trim : float in [0, 0.5], optional
+        The share cut from each end by ``aggregation="trim"`` (default 0.1; 0.5 gives the
+        median). Only ``aggregation="trim"`` takes it.
     **method_params
         Method-specific options. ``"mdav"``: ``algebraic_distance``, ``distance_reuse``,
         ``partial_sort``, ``centroid_by_subtraction`` (F-MDAV's strategies) and
@@ -123,7 +171,8 @@ def microaggregate(
         Non-numeric data, or an argument of the wrong type.
     ValueError
         Empty, non-2-D or non-finite data, ``k`` out of range, an unknown method or
-        parameter.
+        parameter, strata smaller than ``k`` (with ``small_strata="error"``), bad weights,
+        an unknown ``aggregation`` or ``small_strata``, ``trim`` outside [0, 0.5].
     """
     arr, single = as_data_matrix(X, dtype)
     k = check_int(k, "k", minimum=1)
@@ -136,7 +185,9 @@ def microaggregate(
             raise ValueError(f"seed must be below 2**64, got {seed}")
     if progress is not None and not isinstance(progress, _core.Progress):
         raise TypeError("progress must be a microagg._core.Progress")
-    labels, n_groups, centroids, sse, sst = _core.microaggregate_array(
+    n = arr.shape[0]
+    codes, strata = factorize_strata(by, n) if by is not None else (None, [])
+    labels, n_groups, centroids, sse, sst, released, merges = _core.microaggregate_array(
         arr,
         k,
         method,
@@ -146,8 +197,25 @@ def microaggregate(
         seed=seed,
         params=normalize_params(method_params),
         progress=progress,
+        by=codes,
+        by_names=[repr(v) for v in strata] if codes is not None else None,
+        small_strata=check_str(small_strata, "small_strata"),
+        weights=as_weights(weights, n) if weights is not None else None,
+        aggregation=check_str(aggregation, "aggregation"),
+        trim=as_trim(trim),
     )
-    return MicroaggregationResult(labels, n_groups, centroids, sse, sst, k, method)
+    return MicroaggregationResult(
+        labels,
+        n_groups,
+        centroids,
+        sse,
+        sst,
+        k,
+        method,
+        aggregation=aggregation,
+        merges=tuple(StratumMerge(strata[s], strata[t], size) for s, t, size in merges),
+        released_values=released,
+    )
 
 
 def _evaluate(X: Any, labels: Any, standardize: bool) -> tuple[float, float]:
@@ -168,13 +236,21 @@ def information_loss(X: Any, labels: Any, standardize: bool = True) -> float:
     return s / t if t > 0 else 0.0
 
 
-def is_k_anonymous(X_released: Any, k: int) -> bool:
-    """True when every distinct row of ``X_released`` occurs at least ``k`` times."""
+def is_k_anonymous(X_released: Any, k: int, *, by: Any = None) -> bool:
+    """True when every distinct row of ``X_released`` occurs at least ``k`` times.
+
+    With ``by`` (strata labels, as in :func:`microaggregate`, published with the data), a
+    row must occur ``k`` times within its stratum: rows are compared together with their
+    stratum.
+    """
     arr, _ = as_data_matrix(X_released, name="X_released")
     k = check_int(k, "k", minimum=1)
     if arr.shape[0] == 0:
         raise ValueError("X_released is empty")
     if not np.isfinite(arr).all():
         raise ValueError("X_released contains NaN or infinity")
+    if by is not None:
+        codes, _ = factorize_strata(by, arr.shape[0])
+        arr = np.column_stack([codes.astype(np.float64), arr])
     _, counts = np.unique(arr, axis=0, return_counts=True)
     return bool(counts.min() >= k)

@@ -43,7 +43,21 @@ def microaggregate_array(
     seed: Optional[int] = None,
     params: Optional[dict[str, Any]] = None,
     progress: Optional[Progress] = None,
-) -> tuple[npt.NDArray[np.int64], int, npt.NDArray[np.float64], float, float]: ...
+    by: Optional[npt.NDArray[np.int64]] = None,
+    by_names: Optional[list[str]] = None,
+    small_strata: str = "error",
+    weights: Optional[npt.NDArray[np.float64]] = None,
+    aggregation: str = "mean",
+    trim: Optional[float] = None,
+) -> tuple[
+    npt.NDArray[np.int64],
+    int,
+    npt.NDArray[np.float64],
+    float,
+    float,
+    Optional[npt.NDArray[np.float64]],
+    list[tuple[int, int, int]],
+]: ...
 def evaluate_labels(
     x: _Data, labels: npt.NDArray[np.int64], *, standardize: bool
 ) -> tuple[npt.NDArray[np.float64], float, float]: ...

@@ -70,6 +70,11 @@ class Table:
         """Why column ``j`` is not numeric, for an error message."""
         raise NotImplementedError
 
+    def labels(self, j: int) -> npt.NDArray[Any]:
+        """Column ``j`` as an object array of its values (text for CSV; nulls as None), to
+        name strata."""
+        raise NotImplementedError
+
     def replaced(self, values: dict[int, npt.NDArray[np.float64]]) -> "Table":
         """A copy with column ``j`` replaced by the float64 ``values[j]`` for each key."""
         raise NotImplementedError
@@ -101,6 +106,9 @@ class CsvTable(Table):
     def why_not_numeric(self, j: int) -> str:
         line, text = next((i, t) for i, t in enumerate(self.columns[j], start=2) if _parse([t], float) is None)
         return f"line {line}: {text!r}"
+
+    def labels(self, j: int) -> npt.NDArray[Any]:
+        return np.array(self.columns[j], dtype=object)
 
     def replaced(self, values: dict[int, npt.NDArray[np.float64]]) -> "CsvTable":
         columns = list(self.columns)
@@ -145,6 +153,11 @@ class ArrowTable(Table):
 
     def why_not_numeric(self, j: int) -> str:
         return f"type {self.table.column(j).type}"
+
+    def labels(self, j: int) -> npt.NDArray[Any]:
+        out = np.empty(self.n_rows, dtype=object)
+        out[:] = self.table.column(j).to_pylist()
+        return out
 
     def replaced(self, values: dict[int, npt.NDArray[np.float64]]) -> "ArrowTable":
         table, pa = self.table, _pyarrow(self.path)

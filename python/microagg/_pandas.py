@@ -1,11 +1,13 @@
-"""DataFrame helper: anonymize chosen numeric columns of a pandas, polars or Arrow table."""
+"""DataFrame helper: anonymize chosen numeric columns of a frame (pandas, polars, Arrow)."""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
 
 from ._api import microaggregate
-from ._frames import as_frame, check_columns, is_numeric, numeric_matrix, replace_columns
+from ._frames import as_frame, check_columns, column, is_numeric, numeric_matrix, replace_columns
 
 
 def anonymize(
@@ -13,6 +15,9 @@ def anonymize(
     k: int = 5,
     columns: Optional[Sequence[Any]] = None,
     method: str = "mdav",
+    *,
+    by: Any = None,
+    weights: Any = None,
     **options: Any,
 ) -> Any:
     """Return a copy of ``df`` whose ``columns`` are k-anonymously microaggregated.
@@ -20,17 +25,22 @@ def anonymize(
     ``df`` is a pandas or polars DataFrame, a ``pyarrow.Table``, or any table with the Arrow
     PyCapsule interface; the result is the same kind of frame (a ``pyarrow.Table`` for other
     Arrow tables). The chosen columns (all numeric, non-boolean columns when ``columns`` is
-    None) are microaggregated jointly as quasi-identifiers and replaced by their group
-    centroids (as float64); every other column is kept unchanged, in place and order.
-    Every other keyword argument (``standardize``, ``dtype``, ``n_jobs``, ``seed``, method
-    parameters) goes to :func:`microagg.microaggregate` unchanged.
+    None, except the ``by`` and ``weights`` columns) are microaggregated jointly as
+    quasi-identifiers and replaced by their group values (as float64); every other column is
+    kept unchanged, in place and order.
+
+    ``by`` names the strata column(s) (one name or a list: no group mixes strata) and
+    ``weights`` the sampling-weight column. Every other keyword argument (``standardize``,
+    ``dtype``, ``n_jobs``, ``seed``, ``small_strata``, ``aggregation``, ``trim``,
+    ``missing``, method parameters) goes to :func:`microagg.microaggregate` unchanged.
 
     Raises
     ------
     TypeError
-        ``df`` is not a DataFrame, or a chosen column is not numeric.
+        ``df`` is not a DataFrame, or a chosen column (or the weights column) is not numeric.
     ValueError
-        A chosen column does not exist, no numeric column is available, or any error of
+        A named column does not exist, a column is both a quasi-identifier and a strata or
+        weights column, no numeric column is available, or any error of
         :func:`microagg.microaggregate`.
     """
     frame = as_frame(df, "df")
@@ -39,8 +49,9 @@ def anonymize(
             "anonymize expects a DataFrame (pandas, polars, pyarrow.Table or an Arrow PyCapsule "
             f"table), got {type(df).__module__}.{type(df).__qualname__}"
         )
+    strata, weight_values, roles = _workflow_columns(frame, by, weights)
     if columns is None:
-        cols = [c for c in frame.columns if is_numeric(frame, c, booleans=False)]
+        cols = [c for c in frame.columns if is_numeric(frame, c, booleans=False) and c not in roles]
         if not cols:
             raise ValueError("the DataFrame has no numeric column to anonymize; pass columns=[...]")
     else:
@@ -49,5 +60,34 @@ def anonymize(
         bad = [str(c) for c in cols if not is_numeric(frame, c, booleans=True)]
         if bad:
             raise TypeError(f"column(s) not numeric: {', '.join(bad)}")
-    res = microaggregate(numeric_matrix(frame, cols, name="df"), k, method, **options)
+        for c in cols:
+            if c in roles:
+                raise ValueError(f"column {c!r} is both a quasi-identifier and in {roles[c]}")
+    X = numeric_matrix(frame, cols, name="df")
+    res = microaggregate(X, k, method, by=strata, weights=weight_values, **options)
     return replace_columns(frame, cols, res.aggregated)
+
+
+def _workflow_columns(frame: Any, by: Any, weights: Any) -> Tuple[Any, Any, dict[Any, str]]:
+    """The strata labels (1-D, or 2-D for several columns) and weight values named by ``by``
+    and ``weights``, and the role ("by" or "weights") of each of those columns."""
+    roles: dict[Any, str] = {}
+    names = [] if by is None else list(by) if isinstance(by, (list, tuple)) else [by]
+    for role, wanted in (("by", names), ("weights", [] if weights is None else [weights])):
+        unknown = [str(c) for c in wanted if c not in frame.columns]
+        if unknown:
+            raise ValueError(f"{role}: unknown column(s): {', '.join(unknown)}")
+        roles.update((c, role) for c in wanted)
+    if weights is not None and not is_numeric(frame, weights, booleans=False):
+        raise TypeError(f"weights: column {weights!r} is not numeric")
+    labels = [column(frame.to_native(), c) for c in names]
+    strata = None if not labels else labels[0] if len(labels) == 1 else _stack(labels)
+    return strata, (numeric_matrix(frame, [weights])[:, 0] if weights is not None else None), roles
+
+
+def _stack(labels: list[Any]) -> Any:
+    """Several label columns as one 2-D object array (each row a stratum)."""
+    out = np.empty((len(labels[0]), len(labels)), dtype=object)
+    for j, values in enumerate(labels):
+        out[:, j] = values
+    return out

@@ -97,11 +97,12 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _choose_columns(table: Table, wanted: Optional[str]) -> dict[int, np.ndarray]:
-    """The chosen columns' indices and values (default: every numeric column)."""
+def _choose_columns(table: Table, wanted: Optional[str], reserved: dict[int, str]) -> dict[int, np.ndarray]:
+    """The chosen columns' indices and values (default: every numeric column that is not
+    ``reserved``, the strata and weights columns)."""
     header = table.names
     if wanted is None:
-        parsed = {j: table.numeric(j) for j in range(len(header))}
+        parsed = {j: table.numeric(j) for j in range(len(header)) if j not in reserved}
         cols = {j: v for j, v in parsed.items() if v is not None}
         if not cols:
             raise CliError("no numeric column found; name them with --columns")
@@ -111,11 +112,38 @@ def _choose_columns(table: Table, wanted: Optional[str]) -> dict[int, np.ndarray
         if c not in header:
             raise CliError(f"unknown column {c!r}; columns are: {', '.join(header)}")
         j = header.index(c)
+        if j in reserved:
+            raise CliError(f"column {c!r} is both a quasi-identifier (--columns) and in {reserved[j]}")
         values = table.numeric(j)
         if values is None:
             raise CliError(f"column {c!r} is not numeric ({table.why_not_numeric(j)})")
         cols[j] = values
     return cols
+
+
+def _workflow_columns(
+    table: Table, by: Optional[str], weights: Optional[str]
+) -> tuple[Optional[np.ndarray], Optional[np.ndarray], dict[int, str]]:
+    """The strata labels (the values of the ``--by`` columns), the ``--weights`` values, and
+    the option naming each of those columns."""
+    header = table.names
+    reserved: dict[int, str] = {}
+    names = [c.strip() for c in by.split(",") if c.strip()] if by is not None else []
+    for option, wanted in (("--by", names), ("--weights", [weights] if weights is not None else [])):
+        for c in wanted:
+            if c not in header:
+                raise CliError(f"{option}: unknown column {c!r}; columns are: {', '.join(header)}")
+            reserved[header.index(c)] = option
+    strata = None
+    if names:
+        labels = [table.labels(header.index(c)) for c in names]
+        strata = labels[0] if len(labels) == 1 else np.column_stack(labels)
+    w = None
+    if weights is not None:
+        w = table.numeric(header.index(weights))
+        if w is None:
+            raise CliError(f"--weights: column {weights!r} is not numeric")
+    return strata, w, reserved
 
 
 def _anonymize(args: argparse.Namespace) -> int:
@@ -127,7 +155,8 @@ def _anonymize(args: argparse.Namespace) -> int:
     table = read_table(src)
     if table.n_rows == 0:
         raise CliError(f"{src} has no data rows")
-    cols = _choose_columns(table, args.columns)
+    strata, weights, reserved = _workflow_columns(table, args.by, args.weights)
+    cols = _choose_columns(table, args.columns, reserved)
     idx = list(cols)
     X = np.column_stack(list(cols.values()))
     params = dict(_parse_param(p) for p in args.param)
@@ -142,6 +171,11 @@ def _anonymize(args: argparse.Namespace) -> int:
             dtype=args.dtype,
             n_jobs=args.jobs,
             progress=progress,
+            by=strata,
+            small_strata=args.small_strata,
+            weights=weights,
+            aggregation=args.aggregation,
+            trim=args.trim,
             **params,
         ),
     )
@@ -153,6 +187,8 @@ def _anonymize(args: argparse.Namespace) -> int:
         f"wrote {out}: {table.n_rows} records, columns {names}; k={args.k}, method={args.method}, "
         f"{res.n_groups} groups, information loss {100 * res.information_loss:.4f}% ({seconds:.2f} s)"
     )
+    for m in res.merges:
+        print(f"merged stratum {m.stratum!r} ({m.size} records) into stratum {m.into!r}")
     return 0
 
 
@@ -179,6 +215,21 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--dtype", choices=["float32", "float64"], default=None)
     a.add_argument("--no-standardize", action="store_true", help="do not z-score the columns first")
     a.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
+    a.add_argument("--by", metavar="COL[,COL...]", help="strata columns: no group mixes strata (any text)")
+    a.add_argument(
+        "--small-strata",
+        choices=["error", "merge"],
+        default="error",
+        help="a stratum below k records is an error (default) or merged into the nearest stratum",
+    )
+    a.add_argument("--weights", metavar="COL", help="sampling-weight column (weighted group values and IL)")
+    a.add_argument(
+        "--aggregation",
+        choices=["mean", "median", "trim", "onestep"],
+        default="mean",
+        help="what a group releases (default: mean)",
+    )
+    a.add_argument("--trim", type=float, default=None, help="share cut from each end by --aggregation trim (default 0.1)")
     a.set_defaults(func=_anonymize)
 
     sub.add_parser("methods", help="list the methods").set_defaults(

@@ -9,9 +9,10 @@ use crate::error::Error;
 use crate::float::Float;
 use crate::incremental::{Incremental, IncrementalOptions, Strategy, critical_head_start, plan};
 use crate::method::{METHODS, Method, ParamValue};
-use crate::microaggregate::{Options, Outcome, evaluate, microaggregate};
+use crate::microaggregate::{Options, Outcome, evaluate, microaggregate_with};
 use crate::parallel::Parallelism;
 use crate::partition::Evaluation;
+use crate::workflow::Workflow;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -19,11 +20,23 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyTuple};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
+mod workflow;
+
 fn to_py_err(e: Error) -> PyErr {
     match e {
         Error::ParameterType { .. } => PyTypeError::new_err(e.to_string()),
         _ => PyValueError::new_err(e.to_string()),
     }
+}
+
+/// Non-negative integer codes that fit u32 (labels, strata), else a ValueError `message`.
+fn to_u32(codes: &PyReadonlyArray1<'_, i64>, message: &str) -> PyResult<Vec<u32>> {
+    codes
+        .as_array()
+        .iter()
+        .map(|&c| u32::try_from(c))
+        .collect::<Result<_, _>>()
+        .map_err(|_| PyValueError::new_err(message.to_string()))
 }
 
 /// Runs core work without the GIL; a panic (a bug) becomes a RuntimeError, never an abort.
@@ -97,29 +110,45 @@ fn parse_params(params: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, Par
         .collect()
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_typed<S: Float + numpy::Element, T: Float>(
     py: Python<'_>,
     x: &PyReadonlyArray2<'_, S>,
     k: usize,
     method: &Method,
     options: &Options,
+    workflow: &Workflow,
     progress: &crate::progress::Progress,
 ) -> PyResult<Outcome> {
     let view = x.as_array();
-    run_detached(py, || microaggregate::<S, T>(view, k, method, options, progress))
+    run_detached(py, || microaggregate_with::<S, T>(view, k, method, options, workflow, progress))
 }
 
 type Evaluated<'py> = (Bound<'py, PyArray2<f64>>, f64, f64);
 /// `(labels, n_groups, centroids, sse, sst)`.
 type Microaggregated<'py> = (Bound<'py, PyArray1<i64>>, usize, Bound<'py, PyArray2<f64>>, f64, f64);
+/// `(labels, n_groups, centroids, sse, sst, released, merges)`: the released group values
+/// where they are not the centroids, and the strata merges as `(stratum, into, size)` codes.
+type Released<'py> = (
+    Bound<'py, PyArray1<i64>>,
+    usize,
+    Bound<'py, PyArray2<f64>>,
+    f64,
+    f64,
+    Option<Bound<'py, PyArray2<f64>>>,
+    Vec<(u32, u32, usize)>,
+);
 
 fn evaluation_to_py(py: Python<'_>, e: Evaluation) -> Evaluated<'_> {
     (e.centroids.into_pyarray(py), e.sse, e.sst)
 }
 
-/// Microaggregates `x`; returns `(labels, n_groups, centroids, sse, sst)`.
+/// Microaggregates `x` inside the workflow of DESIGN §8 (strata codes `by` named by
+/// `by_names`, `small_strata`, `weights`, `aggregation`, `trim`); returns
+/// `(labels, n_groups, centroids, sse, sst, released, merges)`.
 #[pyfunction]
-#[pyo3(signature = (x, k, method, *, standardize, single_precision, n_jobs, seed=None, params=None, progress=None))]
+#[pyo3(signature = (x, k, method, *, standardize, single_precision, n_jobs, seed=None, params=None, progress=None,
+                    by=None, by_names=None, small_strata="error", weights=None, aggregation="mean", trim=None))]
 #[allow(clippy::too_many_arguments)]
 fn microaggregate_array<'py>(
     py: Python<'py>,
@@ -132,7 +161,14 @@ fn microaggregate_array<'py>(
     seed: Option<u64>,
     params: Option<&Bound<'py, PyDict>>,
     progress: Option<&Bound<'py, Progress>>,
-) -> PyResult<Microaggregated<'py>> {
+    by: Option<PyReadonlyArray1<'py, i64>>,
+    by_names: Option<Vec<String>>,
+    small_strata: &str,
+    weights: Option<PyReadonlyArray1<'py, f64>>,
+    aggregation: &str,
+    trim: Option<f64>,
+) -> PyResult<Released<'py>> {
+    let workflow = workflow::build(by, by_names, small_strata, weights, aggregation, trim)?;
     let method = Method::parse(method, &parse_params(params)?).map_err(to_py_err)?;
     let options = Options {
         standardize,
@@ -141,16 +177,19 @@ fn microaggregate_array<'py>(
     };
     let counter = progress
         .map_or_else(|| Arc::new(crate::progress::Progress::new()), |p| p.get().inner.clone());
-    let out = match (&x, single_precision) {
-        (Data::F64(a), false) => run_typed::<f64, f64>(py, a, k, &method, &options, &counter),
-        (Data::F64(a), true) => run_typed::<f64, f32>(py, a, k, &method, &options, &counter),
-        (Data::F32(a), false) => run_typed::<f32, f64>(py, a, k, &method, &options, &counter),
-        (Data::F32(a), true) => run_typed::<f32, f32>(py, a, k, &method, &options, &counter),
+    let (o, w, c) = (&options, &workflow, &counter);
+    let mut out = match (&x, single_precision) {
+        (Data::F64(a), false) => run_typed::<f64, f64>(py, a, k, &method, o, w, c),
+        (Data::F64(a), true) => run_typed::<f64, f32>(py, a, k, &method, o, w, c),
+        (Data::F32(a), false) => run_typed::<f32, f64>(py, a, k, &method, o, w, c),
+        (Data::F32(a), true) => run_typed::<f32, f32>(py, a, k, &method, o, w, c),
     }?;
     let labels: Vec<i64> = out.partition.labels().iter().map(|&l| l as i64).collect();
     let n_groups = out.partition.n_groups();
+    let released = out.evaluation.released.take().map(|r| r.into_pyarray(py));
+    let merges = out.merges.iter().map(|m| (m.stratum, m.into, m.size)).collect();
     let (centroids, sse, sst) = evaluation_to_py(py, out.evaluation);
-    Ok((labels.into_pyarray(py), n_groups, centroids, sse, sst))
+    Ok((labels.into_pyarray(py), n_groups, centroids, sse, sst, released, merges))
 }
 
 /// Centroids, SSE and SST of `x` grouped by `labels` (0..g−1, every group used).
@@ -162,12 +201,7 @@ fn evaluate_labels<'py>(
     labels: PyReadonlyArray1<'py, i64>,
     standardize: bool,
 ) -> PyResult<Evaluated<'py>> {
-    let labels: Vec<u32> = labels
-        .as_array()
-        .iter()
-        .map(|&l| u32::try_from(l))
-        .collect::<Result<_, _>>()
-        .map_err(|_| PyValueError::new_err("labels must be integers in 0..n_groups-1"))?;
+    let labels = to_u32(&labels, "labels must be integers in 0..n_groups-1")?;
     let e = match &x {
         Data::F64(a) => {
             let v = a.as_array();

@@ -1,0 +1,135 @@
+"""Coercion of the disclosure-control workflow arguments (DESIGN §8): strata labels to integer
+codes, weights to float64, and the ``trim`` fraction. The Rust core checks the values
+(sizes of strata, non-negative finite weights, aggregation names) and names the argument.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, NamedTuple, Optional, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+
+class StratumMerge(NamedTuple):
+    """One merge done by ``small_strata="merge"``: the undersized ``stratum`` (with any
+    stratum merged into it before) joined ``into``, the stratum with the nearest centroid.
+    Strata are named by their original values (a tuple when ``by`` has several columns)."""
+
+    stratum: Any
+    into: Any
+    size: int
+
+
+def _is_missing(value: Any) -> bool:
+    """None, NaN, NaT or pandas.NA."""
+    if value is None or type(value).__name__ == "NAType":
+        return True
+    try:
+        return (value != value) is True  # NaN and NaT compare unequal to themselves
+    except (TypeError, ValueError):
+        return False
+
+
+def _python_value(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _factorize_column(values: Any) -> Tuple[npt.NDArray[np.int64], list[Any]]:
+    """Codes (sorted order of the values where they sort, missing values last, all of them
+    one stratum) and the value of each code, for one 1-D column of labels."""
+    arr = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
+    if arr.dtype.kind in "biufUS":
+        missing = np.isnan(arr) if arr.dtype.kind == "f" else np.zeros(arr.shape, dtype=bool)
+        uniques, inverse = np.unique(arr[~missing], return_inverse=True)
+        codes = np.full(arr.shape[0], len(uniques), dtype=np.int64)
+        codes[~missing] = inverse.reshape(-1)
+        found = [_python_value(u) for u in uniques] + ([float("nan")] if missing.any() else [])
+        return codes, found
+    # Objects (mixed types, None, pandas.NA): codes by first appearance, then sorted if the
+    # values compare with each other.
+    index: dict[Any, int] = {}
+    found = []
+    missing_code: Optional[int] = None
+    codes = np.empty(arr.shape[0], dtype=np.int64)
+    for i, v in enumerate(arr):
+        v = _python_value(v)
+        if _is_missing(v):
+            if missing_code is None:
+                missing_code = len(found)
+                found.append(v)
+            codes[i] = missing_code
+            continue
+        try:
+            c = index.setdefault(v, len(found))
+        except TypeError:
+            raise TypeError(f"by: stratum labels must be hashable, got {type(v).__name__}") from None
+        if c == len(found):
+            found.append(v)
+        codes[i] = c
+    present = [c for c in range(len(found)) if c != missing_code]
+    try:
+        present.sort(key=lambda c: found[c])
+    except TypeError:
+        pass  # labels of mixed types keep their order of first appearance
+    order = present + ([missing_code] if missing_code is not None else [])
+    recode = np.empty(len(found), dtype=np.int64)
+    recode[order] = np.arange(len(order))
+    return recode[codes], [found[c] for c in order]
+
+
+def factorize_strata(by: Any, n_records: int, *, name: str = "by") -> Tuple[npt.NDArray[np.int64], list[Any]]:
+    """Stratum codes ``0..s-1`` of ``by`` and the original value of each code.
+
+    ``by``: n labels (numbers, strings, a pandas Series; NaN/None form one stratum), or
+    several columns (a 2-D array, a DataFrame), whose rows are then the strata (values are
+    tuples).
+    """
+    if isinstance(by, (str, bytes)):
+        raise TypeError(
+            f"{name} must be an array of one stratum label per record; column names are "
+            "accepted by microagg.anonymize"
+        )
+    if hasattr(by, "columns") and hasattr(by, "iloc"):  # pandas DataFrame
+        columns = [by.iloc[:, j] for j in range(by.shape[1])]
+    else:
+        arr = by.to_numpy() if hasattr(by, "to_numpy") else np.asarray(by, dtype=None)
+        if arr.ndim == 1:
+            columns = [by if hasattr(by, "to_numpy") else arr]
+        elif arr.ndim == 2:
+            columns = [arr[:, j] for j in range(arr.shape[1])]
+        else:
+            raise ValueError(f"{name} must be 1-D (one label per record) or 2-D, got shape {arr.shape}")
+    lengths = {len(c) for c in columns}
+    if not columns or lengths != {n_records}:
+        got = sorted(lengths) if columns else [0]
+        raise ValueError(f"{name} must have one label per record ({n_records}), got {got[0]}")
+    factors = [_factorize_column(c) for c in columns]
+    if len(factors) == 1:
+        return factors[0]
+    stacked = np.column_stack([codes for codes, _ in factors])
+    rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
+    values = [tuple(f[1][c] for f, c in zip(factors, row)) for row in rows.tolist()]
+    return inverse.reshape(-1).astype(np.int64), values
+
+
+def as_weights(weights: Any, n_records: int) -> npt.NDArray[np.float64]:
+    """A contiguous float64 array of ``n_records`` weights (values are checked by the core)."""
+    arr = weights.to_numpy() if hasattr(weights, "to_numpy") else np.asarray(weights)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"weights must be real numbers, got an array of dtype {arr.dtype}")
+    if arr.ndim != 1 or arr.shape[0] != n_records:
+        raise ValueError(
+            f"weights must be 1-D with one weight per record ({n_records}), got shape {arr.shape}"
+        )
+    return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def as_trim(trim: Any) -> Optional[float]:
+    """``None`` or a real number."""
+    if trim is None:
+        return None
+    if isinstance(trim, (bool, np.bool_)) or not isinstance(trim, numbers.Real):
+        raise TypeError(f"trim must be a number in [0, 0.5], got {type(trim).__name__} {trim!r}")
+    return float(trim)
