@@ -28,6 +28,8 @@ pub enum Error {
     InvalidParameter { name: String, reason: String },
     /// Labels do not describe a partition of the data (length or range wrong).
     InvalidLabels(String),
+    /// The data has missing values and the method cannot take them (DESIGN §8).
+    MissingUnsupported { method: &'static str },
 }
 
 impl fmt::Display for Error {
@@ -75,6 +77,12 @@ impl fmt::Display for Error {
             }
             Error::InvalidParameter { name, reason } => write!(f, "invalid {name}: {reason}"),
             Error::InvalidLabels(reason) => write!(f, "invalid labels: {reason}"),
+            Error::MissingUnsupported { method } => write!(
+                f,
+                "method '{method}' cannot take missing values (NaN in X); the methods that can \
+                 are: {} (or impute the data first)",
+                crate::missing::MISSING_METHODS.join(", ")
+            ),
         }
     }
 }

@@ -12,10 +12,11 @@ use crate::algorithms::ona::{OnaOptions, ona};
 use crate::algorithms::ona_star::ona_star;
 use crate::algorithms::optimal::{MAX_N, optimal};
 use crate::algorithms::vmdav::vmdav;
-use crate::dataset::{Scaling, WorkingSet, validate, validate_k};
+use crate::dataset::{Scaling, WorkingSet, validate, validate_k, validate_missing};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::method::{Method, Path};
+use crate::missing::{self, Missing};
 use crate::parallel::{Exec, Parallelism};
 use crate::partition::{Evaluation, Partition};
 use crate::progress::Progress;
@@ -31,11 +32,18 @@ pub struct Options {
     pub parallelism: Parallelism,
     /// Seed of randomized methods (ONA); `None` means 0, so results are reproducible.
     pub seed: Option<u64>,
+    /// Missing values (NaN): refused, or grouped by partial distances (DESIGN §8).
+    pub missing: Missing,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { standardize: true, parallelism: Parallelism::Sequential, seed: None }
+        Options {
+            standardize: true,
+            parallelism: Parallelism::Sequential,
+            seed: None,
+            missing: Missing::Error,
+        }
     }
 }
 
@@ -58,8 +66,14 @@ pub fn microaggregate<S: Float, T: Float>(
     options: &Options,
     progress: &Progress,
 ) -> Result<Outcome> {
-    validate(x)?;
+    let has_missing = match options.missing {
+        Missing::Error => validate(x).map(|_| false)?,
+        Missing::Fill | Missing::Keep => validate_missing(x)?,
+    };
     validate_k(k, x.nrows())?;
+    if has_missing {
+        missing::check_method(method)?;
+    }
     if *method == Method::Optimal && x.nrows() > MAX_N {
         return Err(Error::InvalidParameter {
             name: "X".into(),
@@ -77,24 +91,68 @@ pub fn microaggregate<S: Float, T: Float>(
     }
     let scaling = Scaling::fit(x, options.standardize);
     progress.reset();
+    let run = |x: ArrayView2<S>| {
+        options.parallelism.install(|exec| {
+            partition_of::<S, T>(x, k, method, &scaling, has_missing, options.seed, exec, progress)
+        })?
+    };
+    let partition = if has_missing {
+        missing::with_empty_records(x, k, |v| v.is_nan(), |sub| run(sub.unwrap_or(x)))?
+    } else {
+        run(x)?
+    };
+    debug_assert!(partition.check(k, method.max_group_size(k)).is_ok() || has_missing);
+    progress.finish(x.nrows());
+    let evaluation = if has_missing {
+        Evaluation::observed(x, &partition, &scaling)?
+    } else {
+        Evaluation::new(x, &partition, &scaling)?
+    };
+    Ok(Outcome { partition, evaluation })
+}
+
+/// Groups the records of `x` with `method`; with `has_missing`, on the masked working set
+/// (or, for the Mondrian family, with each missing cell at its column's observed mean; MONA's
+/// ONA* parts see the NaN cells).
+#[allow(clippy::too_many_arguments)]
+fn partition_of<S: Float, T: Float>(
+    x: ArrayView2<S>,
+    k: usize,
+    method: &Method,
+    scaling: &Scaling,
+    has_missing: bool,
+    seed: Option<u64>,
+    exec: Exec,
+    progress: &Progress,
+) -> Result<Partition> {
     let d = x.ncols();
     // The Mondrian family works on row-major records and needs no column-major copy.
-    let partition = options.parallelism.install(|exec| -> Result<Partition> {
-        Ok(match *method {
-            Method::Mondrian(rule) => {
-                mondrian(scaling.rows_of::<S, T>(x)?, d, k, rule, exec, progress)
-            }
-            Method::Mona(opts) => mona(scaling.rows_of::<S, T>(x)?, d, k, opts, exec, progress),
-            _ => {
-                let ws = WorkingSet::<T>::new(x, &scaling)?;
-                on_working_set(ws, k, method, options.seed, exec, progress)
-            }
-        })
-    })??;
-    debug_assert!(partition.check(k, method.max_group_size(k)).is_ok());
-    progress.finish(x.nrows());
-    let evaluation = Evaluation::new(x, &partition, &scaling)?;
-    Ok(Outcome { partition, evaluation })
+    Ok(match *method {
+        Method::Mondrian(rule) => {
+            let rows = if has_missing {
+                scaling.rows_of_missing::<S, T>(x, 0.0)?
+            } else {
+                scaling.rows_of::<S, T>(x)?
+            };
+            mondrian(rows, d, k, rule, exec, progress)
+        }
+        Method::Mona(opts) => {
+            let rows = if has_missing {
+                scaling.rows_of_missing::<S, T>(x, f64::NAN)?
+            } else {
+                scaling.rows_of::<S, T>(x)?
+            };
+            mona(rows, has_missing, d, k, opts, exec, progress)
+        }
+        _ => {
+            let ws = if has_missing {
+                WorkingSet::<T>::with_missing(x, scaling)?
+            } else {
+                WorkingSet::<T>::new(x, scaling)?
+            };
+            on_working_set(ws, k, method, seed, exec, progress)
+        }
+    })
 }
 
 /// Runs a method that works on the column-major working copy (all but the Mondrian family).
@@ -142,4 +200,16 @@ pub fn evaluate<S: Float>(
     validate(x)?;
     let partition = Partition::from_labels(labels)?;
     Evaluation::new(x, &partition, &Scaling::fit(x, standardize))
+}
+
+/// [`evaluate`] for data that may have missing values (NaN; ±∞ is still refused): centroids,
+/// SSE and SST on the observed cells ([`Evaluation::observed`]).
+pub fn evaluate_missing<S: Float>(
+    x: ArrayView2<S>,
+    labels: Vec<u32>,
+    standardize: bool,
+) -> Result<Evaluation> {
+    validate_missing(x)?;
+    let partition = Partition::from_labels(labels)?;
+    Evaluation::observed(x, &partition, &Scaling::fit(x, standardize))
 }

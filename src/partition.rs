@@ -38,6 +38,34 @@ impl Partition {
         &self.labels
     }
 
+    /// Refuses labels whose number is not `n`.
+    fn check_len(&self, n: usize) -> Result<()> {
+        if self.labels.len() == n {
+            Ok(())
+        } else {
+            Err(Error::InvalidLabels(format!("{} labels for {n} records", self.labels.len())))
+        }
+    }
+
+    /// The records grouped by a counting sort (ids ascending within a group): group g's
+    /// members are `by_group[bounds[g]..bounds[g + 1]]`. Returns `(bounds, by_group)`.
+    fn members_by_group(&self) -> (Vec<usize>, Vec<u32>) {
+        let mut bounds = vec![0usize; self.n_groups + 1];
+        for &l in &self.labels {
+            bounds[l as usize + 1] += 1;
+        }
+        for g in 0..self.n_groups {
+            bounds[g + 1] += bounds[g];
+        }
+        let mut next = bounds.clone();
+        let mut by_group = vec![0u32; self.labels.len()];
+        for (i, &l) in self.labels.iter().enumerate() {
+            by_group[next[l as usize]] = i as u32;
+            next[l as usize] += 1;
+        }
+        (bounds, by_group)
+    }
+
     /// Number of groups.
     pub fn n_groups(&self) -> usize {
         self.n_groups
@@ -91,25 +119,8 @@ impl Evaluation {
         scaling: &Scaling,
     ) -> Result<Self> {
         let (n, d) = x.dim();
-        if partition.labels.len() != n {
-            return Err(Error::InvalidLabels(format!(
-                "{} labels for {n} records",
-                partition.labels.len()
-            )));
-        }
-        let mut bounds = vec![0usize; partition.n_groups + 1];
-        for &l in &partition.labels {
-            bounds[l as usize + 1] += 1;
-        }
-        for g in 0..partition.n_groups {
-            bounds[g + 1] += bounds[g];
-        }
-        let mut next = bounds.clone();
-        let mut by_group = vec![0u32; n];
-        for (i, &l) in partition.labels.iter().enumerate() {
-            by_group[next[l as usize]] = i as u32;
-            next[l as usize] += 1;
-        }
+        partition.check_len(n)?;
+        let (bounds, by_group) = partition.members_by_group();
         // SST is around the data's own mean (which is the scaling's mean unless the scaling
         // came from other data, as in incremental microaggregation).
         let mut mean = vec![0.0; d];
@@ -139,10 +150,55 @@ impl Evaluation {
         Ok(Evaluation { centroids, sse, sst })
     }
 
+    /// [`Evaluation::new`] for data with missing values (NaN, DESIGN §8): centroids are the
+    /// means of the observed values (NaN for an attribute no member observes) and SSE and SST
+    /// are sums over the observed cells (SST around the observed column means).
+    pub fn observed<T: Float>(
+        x: ArrayView2<T>,
+        partition: &Partition,
+        scaling: &Scaling,
+    ) -> Result<Self> {
+        let d = x.ncols();
+        partition.check_len(x.nrows())?;
+        let (bounds, by_group) = partition.members_by_group();
+        let all: Vec<u32> = (0..x.nrows() as u32).collect();
+        let mean = observed_means(x, &all);
+        let mut centroids = Array2::<f64>::zeros((partition.n_groups, d));
+        let (mut sse, mut sst) = (0.0, 0.0);
+        for (mut c, members) in centroids.rows_mut().into_iter().zip(bounds.windows(2)) {
+            let members = &by_group[members[0]..members[1]];
+            c.assign(&ndarray::Array1::from(observed_means(x, members)));
+            for &i in members {
+                for (j, v) in x.row(i as usize).iter().enumerate().filter(|(_, v)| !v.is_nan()) {
+                    let v = v.as_f64();
+                    sse += ((v - c[j]) / scaling.scale[j]).powi(2);
+                    sst += ((v - mean[j]) / scaling.scale[j]).powi(2);
+                }
+            }
+        }
+        if !sst.is_finite() {
+            return Err(Error::SumOverflow);
+        }
+        Ok(Evaluation { centroids, sse, sst })
+    }
+
     /// SSE / SST in [0, 1]; 0 when every record is identical (SST = 0).
     pub fn information_loss(&self) -> f64 {
         if self.sst > 0.0 { (self.sse / self.sst).clamp(0.0, 1.0) } else { 0.0 }
     }
+}
+
+/// Per-column means of the observed (non-NaN) values of the rows `members` of `x`; NaN for
+/// a column with none.
+fn observed_means<T: Float>(x: ArrayView2<T>, members: &[u32]) -> Vec<f64> {
+    let mut sums = vec![(0.0, 0.0); x.ncols()];
+    for &i in members {
+        for ((s, c), v) in sums.iter_mut().zip(x.row(i as usize)).filter(|(_, v)| !v.is_nan()) {
+            *s += v.as_f64();
+            *c += 1.0;
+        }
+    }
+    sums.iter().map(|&(s, c)| if c > 0.0 { s / c } else { f64::NAN }).collect()
 }
 
 #[cfg(test)]

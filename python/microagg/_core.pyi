@@ -30,9 +30,10 @@ def microaggregate_array(
     seed: Optional[int] = None,
     params: Optional[dict[str, Any]] = None,
     progress: Optional[Progress] = None,
+    missing: str = "error",
 ) -> tuple[npt.NDArray[np.int64], int, npt.NDArray[np.float64], float, float]: ...
 def evaluate_labels(
-    x: _Data, labels: npt.NDArray[np.int64], *, standardize: bool
+    x: _Data, labels: npt.NDArray[np.int64], *, standardize: bool, missing: str = "error"
 ) -> tuple[npt.NDArray[np.float64], float, float]: ...
 def method_parameters(method: str) -> tuple[str, ...]: ...
 

@@ -33,16 +33,16 @@ pub fn mdav_star<T: Float>(
     exec: Exec,
     progress: &Progress,
 ) -> Partition {
-    let center: Vec<T> =
-        ws.prefix_sums(ws.n()).iter().map(|s| T::from_f64_lossy(s / ws.n() as f64)).collect();
-    let mut order = NormOrder::new(&ws);
+    let center: Vec<T> = ws.prefix_means(ws.n());
+    // Missing values: partial distances, no norm pruning (see `remaining.rs`).
+    let mut order = (!ws.is_masked()).then(|| NormOrder::new(&ws));
+    let mut stats = ClusterStats::new_for(center.len(), ws.is_masked());
     let mut rest = Remaining::new(ws, exec, progress);
-    let mut stats = ClusterStats::new(center.len());
     let rows = |rest: &Remaining<T>, ps: &[usize]| -> Vec<Vec<f64>> {
         ps.iter().map(|&p| rest.row_f64(p)).collect()
     };
     while rest.len() >= k {
-        let xbar = rest.farthest_by_norm_order(&mut order, &center);
+        let xbar = rest.farthest_by_norm_order(order.as_mut(), &center);
         let mut n1 = rest.nearest(xbar, k - 1, None);
         n1.push(xbar);
         let x = rest.row_f64(xbar);

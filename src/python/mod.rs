@@ -9,7 +9,8 @@ use crate::error::Error;
 use crate::float::Float;
 use crate::incremental::{Incremental, IncrementalOptions, Strategy, critical_head_start, plan};
 use crate::method::{METHODS, Method, ParamValue};
-use crate::microaggregate::{Options, Outcome, evaluate, microaggregate};
+use crate::microaggregate::{Options, Outcome, evaluate, evaluate_missing, microaggregate};
+use crate::missing::Missing;
 use crate::parallel::Parallelism;
 use crate::partition::Evaluation;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
@@ -119,7 +120,7 @@ fn evaluation_to_py(py: Python<'_>, e: Evaluation) -> Evaluated<'_> {
 
 /// Microaggregates `x`; returns `(labels, n_groups, centroids, sse, sst)`.
 #[pyfunction]
-#[pyo3(signature = (x, k, method, *, standardize, single_precision, n_jobs, seed=None, params=None, progress=None))]
+#[pyo3(signature = (x, k, method, *, standardize, single_precision, n_jobs, seed=None, params=None, progress=None, missing="error"))]
 #[allow(clippy::too_many_arguments)]
 fn microaggregate_array<'py>(
     py: Python<'py>,
@@ -132,12 +133,14 @@ fn microaggregate_array<'py>(
     seed: Option<u64>,
     params: Option<&Bound<'py, PyDict>>,
     progress: Option<&Bound<'py, Progress>>,
+    missing: &str,
 ) -> PyResult<Microaggregated<'py>> {
     let method = Method::parse(method, &parse_params(params)?).map_err(to_py_err)?;
     let options = Options {
         standardize,
         parallelism: Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?,
         seed,
+        missing: Missing::parse(missing).map_err(to_py_err)?,
     };
     let counter = progress
         .map_or_else(|| Arc::new(crate::progress::Progress::new()), |p| p.get().inner.clone());
@@ -153,15 +156,31 @@ fn microaggregate_array<'py>(
     Ok((labels.into_pyarray(py), n_groups, centroids, sse, sst))
 }
 
+/// [`evaluate`], or [`evaluate_missing`] when missing values are `observed` (allowed).
+fn evaluate_any<S: Float>(
+    x: ndarray::ArrayView2<'_, S>,
+    labels: Vec<u32>,
+    standardize: bool,
+    observed: bool,
+) -> Result<Evaluation, Error> {
+    if observed {
+        evaluate_missing(x, labels, standardize)
+    } else {
+        evaluate(x, labels, standardize)
+    }
+}
+
 /// Centroids, SSE and SST of `x` grouped by `labels` (0..g−1, every group used).
 #[pyfunction]
-#[pyo3(signature = (x, labels, *, standardize))]
+#[pyo3(signature = (x, labels, *, standardize, missing="error"))]
 fn evaluate_labels<'py>(
     py: Python<'py>,
     x: Data<'py>,
     labels: PyReadonlyArray1<'py, i64>,
     standardize: bool,
+    missing: &str,
 ) -> PyResult<Evaluated<'py>> {
+    let observed = Missing::parse(missing).map_err(to_py_err)? != Missing::Error;
     let labels: Vec<u32> = labels
         .as_array()
         .iter()
@@ -171,11 +190,11 @@ fn evaluate_labels<'py>(
     let e = match &x {
         Data::F64(a) => {
             let v = a.as_array();
-            run_detached(py, || evaluate(v, labels, standardize))
+            run_detached(py, || evaluate_any(v, labels, standardize, observed))
         }
         Data::F32(a) => {
             let v = a.as_array();
-            run_detached(py, || evaluate(v, labels, standardize))
+            run_detached(py, || evaluate_any(v, labels, standardize, observed))
         }
     }?;
     Ok(evaluation_to_py(py, e))
