@@ -191,6 +191,8 @@ pub struct WorkingSet<T> {
     d: usize,
     cols: Vec<T>,
     mask: Option<Vec<T>>,
+    /// d / (observed attributes) of every position (+∞ for none); empty for complete data.
+    weights: Vec<T>,
     half_norms: Vec<T>,
     ids: Vec<u32>,
     positions: Vec<u32>,
@@ -220,6 +222,14 @@ impl<T: Float> WorkingSet<T> {
             cols.iter_mut().filter(|v| v.is_nan()).for_each(|v| *v = T::zero());
             mask
         });
+        let weights = mask.as_ref().map_or_else(Vec::new, |mask| {
+            let mut observed = vec![T::zero(); n];
+            for c in mask.chunks_exact(n) {
+                observed.iter_mut().zip(c).for_each(|(o, &m)| *o += m);
+            }
+            let d = T::from_f64_lossy(d as f64);
+            observed.iter().map(|&o| if o > T::zero() { d / o } else { T::infinity() }).collect()
+        });
         let mut half_norms = vec![0.0f64; n];
         for c in cols.chunks_exact(n) {
             for (h, v) in half_norms.iter_mut().zip(c) {
@@ -232,7 +242,7 @@ impl<T: Float> WorkingSet<T> {
             return Err(Error::Overflow { record });
         }
         let ids: Vec<u32> = (0..n as u32).collect();
-        Ok(WorkingSet { n, d, cols, mask, half_norms, positions: ids.clone(), ids })
+        Ok(WorkingSet { n, d, cols, mask, weights, half_norms, positions: ids.clone(), ids })
     }
 
     /// Number of records.
@@ -263,6 +273,14 @@ impl<T: Float> WorkingSet<T> {
     #[inline]
     pub fn mask(&self) -> Option<&[T]> {
         self.mask.as_deref()
+    }
+
+    /// d / (number of observed attributes) of every position, the partial-distance scale of
+    /// a record against a reference with every attribute (+∞ for a record with none); empty
+    /// for complete data.
+    #[inline]
+    pub fn weights(&self) -> &[T] {
+        &self.weights
     }
 
     /// ½‖x‖² of every position.
@@ -333,6 +351,7 @@ impl<T: Float> WorkingSet<T> {
             for c in mask.chunks_exact_mut(self.n) {
                 c.swap(a, b);
             }
+            self.weights.swap(a, b);
         }
         self.half_norms.swap(a, b);
         self.ids.swap(a, b);

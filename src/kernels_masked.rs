@@ -36,7 +36,9 @@ impl<T: Float> Partial<T> {
     }
 }
 
-/// Partial-distance scores of the `L` positions from `start` (see the module doc).
+/// Partial-distance scores of the `L` positions from `start` (see the module doc). Against
+/// a reference with every attribute, |O| is the record's own count, so the scale d/|O| is
+/// the precomputed [`WorkingSet::weights`] and only Σ m_j·(x_j − r_j)² is accumulated.
 #[inline(always)]
 fn partial_lanes<T: Float, const L: usize>(
     ws: &WorkingSet<T>,
@@ -46,20 +48,33 @@ fn partial_lanes<T: Float, const L: usize>(
     out: &mut [T; L],
 ) {
     let n = ws.n();
+    let lanes = |v: &[T], at: usize| -> [T; L] { v[at..at + L].try_into().expect("L positions") };
     let mut acc = [T::zero(); L];
+    let full = p.observed.len() == ws.d();
     let mut count = [T::zero(); L];
     for &j in &p.observed {
         let r = p.values[j];
-        let x: &[T; L] = ws.column(j)[start..start + L].try_into().expect("L positions");
-        let m: &[T; L] = mask[j * n + start..j * n + start + L].try_into().expect("L positions");
+        let (x, m) = (lanes(ws.column(j), start), lanes(mask, j * n + start));
         for l in 0..L {
             let t = x[l] - r;
             acc[l] += m[l] * (t * t);
-            count[l] += m[l];
+        }
+        if !full {
+            for l in 0..L {
+                count[l] += m[l];
+            }
         }
     }
-    for l in 0..L {
-        out[l] = if count[l] > T::zero() { acc[l] * (p.d / count[l]) } else { T::infinity() };
+    if full {
+        let w = lanes(ws.weights(), start);
+        for l in 0..L {
+            let s = acc[l] * w[l]; // NaN only as 0·∞: a record with nothing observed
+            out[l] = if s.is_nan() { T::infinity() } else { s };
+        }
+    } else {
+        for l in 0..L {
+            out[l] = if count[l] > T::zero() { acc[l] * (p.d / count[l]) } else { T::infinity() };
+        }
     }
 }
 

@@ -151,8 +151,9 @@ impl Evaluation {
     }
 
     /// [`Evaluation::new`] for data with missing values (NaN, DESIGN §8): centroids are the
-    /// means of the observed values (NaN for an attribute no member observes) and SSE and SST
-    /// are sums over the observed cells (SST around the observed column means).
+    /// means of the observed values, and SSE and SST are sums over the observed cells (SST
+    /// around the observed column means). An attribute no member of a group observes gets the
+    /// column's observed mean (it adds nothing to SSE), so a filled release has no gap.
     pub fn observed<T: Float>(
         x: ArrayView2<T>,
         partition: &Partition,
@@ -167,7 +168,10 @@ impl Evaluation {
         let (mut sse, mut sst) = (0.0, 0.0);
         for (mut c, members) in centroids.rows_mut().into_iter().zip(bounds.windows(2)) {
             let members = &by_group[members[0]..members[1]];
-            c.assign(&ndarray::Array1::from(observed_means(x, members)));
+            let group = observed_means(x, members);
+            c.iter_mut().zip(group.iter().zip(&mean)).for_each(|(c, (&g, &m))| {
+                *c = if g.is_nan() { m } else { g };
+            });
             for &i in members {
                 for (j, v) in x.row(i as usize).iter().enumerate().filter(|(_, v)| !v.is_nan()) {
                     let v = v.as_f64();

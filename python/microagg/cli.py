@@ -114,17 +114,28 @@ def _read_csv(path: str) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
-def _numeric_column(rows: list[list[str]], j: int) -> Optional[np.ndarray]:
+MISSING_CELLS = frozenset({"", "na", "nan"})
+"""Cells read as missing values (case-insensitive, surrounding blanks ignored) under ``--missing fill|keep``."""
+
+
+def _cell(text: str, missing: bool) -> float:
+    return float("nan") if missing and text.strip().lower() in MISSING_CELLS else float(text)
+
+
+def _numeric_column(rows: list[list[str]], j: int, missing: bool = False) -> Optional[np.ndarray]:
     try:
-        return np.array([float(r[j]) for r in rows], dtype=np.float64)
+        return np.array([_cell(r[j], missing) for r in rows], dtype=np.float64)
     except ValueError:
         return None
 
 
-def _choose_columns(header: list[str], rows: list[list[str]], wanted: Optional[str]) -> dict[int, np.ndarray]:
-    """The chosen columns' indices and parsed values (default: every numeric column)."""
+def _choose_columns(
+    header: list[str], rows: list[list[str]], wanted: Optional[str], missing: bool = False
+) -> dict[int, np.ndarray]:
+    """The chosen columns' indices and parsed values (default: every numeric column); with
+    ``missing``, empty / "NA" / "nan" cells are NaN."""
     if wanted is None:
-        parsed = {j: _numeric_column(rows, j) for j in range(len(header))}
+        parsed = {j: _numeric_column(rows, j, missing) for j in range(len(header))}
         cols = {j: v for j, v in parsed.items() if v is not None}
         if not cols:
             raise CliError("no numeric column found; name them with --columns")
@@ -134,17 +145,17 @@ def _choose_columns(header: list[str], rows: list[list[str]], wanted: Optional[s
         if c not in header:
             raise CliError(f"unknown column {c!r}; columns are: {', '.join(header)}")
         j = header.index(c)
-        values = _numeric_column(rows, j)
+        values = _numeric_column(rows, j, missing)
         if values is None:
-            bad = next(i for i, r in enumerate(rows, start=2) if not _is_float(r[j]))
+            bad = next(i for i, r in enumerate(rows, start=2) if not _is_float(r[j], missing))
             raise CliError(f"column {c!r} is not numeric (line {bad}: {rows[bad - 2][j]!r})")
         cols[j] = values
     return cols
 
 
-def _is_float(text: str) -> bool:
+def _is_float(text: str, missing: bool = False) -> bool:
     try:
-        float(text)
+        _cell(text, missing)
         return True
     except ValueError:
         return False
@@ -173,7 +184,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     header, rows = _read_csv(src)
     if not rows:
         raise CliError(f"{src} has no data rows")
-    cols = _choose_columns(header, rows, args.columns)
+    cols = _choose_columns(header, rows, args.columns, args.missing != "error")
     idx = list(cols)
     X = np.column_stack(list(cols.values()))
     params = dict(_parse_param(p) for p in args.param)
@@ -188,6 +199,7 @@ def _anonymize(args: argparse.Namespace) -> int:
             dtype=args.dtype,
             n_jobs=args.jobs,
             progress=progress,
+            missing=args.missing,
             **params,
         ),
     )
@@ -195,7 +207,8 @@ def _anonymize(args: argparse.Namespace) -> int:
     agg = res.aggregated
     for i, r in enumerate(rows):
         for jj, j in enumerate(idx):
-            r[j] = repr(float(agg[i, jj]))
+            if not np.isnan(agg[i, jj]):  # NaN: a cell kept missing (--missing keep) stays as written
+                r[j] = repr(float(agg[i, jj]))
     _write_atomically(out, header, rows)
     names = ", ".join(header[j] for j in idx)
     print(
@@ -228,6 +241,13 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--dtype", choices=["float32", "float64"], default=None)
     a.add_argument("--no-standardize", action="store_true", help="do not z-score the columns first")
     a.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
+    a.add_argument(
+        "--missing",
+        choices=["error", "fill", "keep"],
+        default="error",
+        help="empty/NA/nan cells: refuse (default), group by partial distances and write the "
+        "group's value (fill) or leave them missing (keep)",
+    )
     a.set_defaults(func=_anonymize)
 
     sub.add_parser("methods", help="list the methods").set_defaults(
