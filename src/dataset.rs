@@ -182,17 +182,16 @@ fn check_total_square(total: f64) -> Result<()> {
 /// The algorithms' working copy: centered (and scaled) values in column-major order, the
 /// precomputed ½‖x‖² of every record (F-MDAV §3.1) and the original index of each position.
 ///
-/// With missing values (DESIGN §8) a missing cell is stored as 0 and a column-major 0/1
-/// `mask` marks the observed cells, so the masked kernels (`kernels_masked.rs`) compute
-/// Σ m_j·(x_j − r_j)² without a branch per cell; ½‖x‖² is then over the observed cells.
+/// With missing values (DESIGN §8) a missing cell is stored as 0, so ½‖x‖² and every dot
+/// product are over the observed cells, and each position has a few bytes of missing-attribute
+/// bits (⌈d/8⌉ bytes; bit j % 8 of byte j / 8 set when attribute j is missing): the masked
+/// kernels (`kernels_masked.rs`) correct the complete algebraic scores with them.
 #[derive(Debug, Clone)]
 pub struct WorkingSet<T> {
     n: usize,
     d: usize,
     cols: Vec<T>,
-    mask: Option<Vec<T>>,
-    /// d / (observed attributes) of every position (+∞ for none); empty for complete data.
-    weights: Vec<T>,
+    missing: Option<Vec<u8>>,
     half_norms: Vec<T>,
     ids: Vec<u32>,
     positions: Vec<u32>,
@@ -205,7 +204,7 @@ impl<T: Float> WorkingSet<T> {
         Self::build(x, scaling, false)
     }
 
-    /// [`WorkingSet::new`] for data with missing values (NaN): builds the 0/1 mask.
+    /// [`WorkingSet::new`] for data with missing values (NaN): builds the missing bits.
     pub fn with_missing<S: Float>(x: ArrayView2<S>, scaling: &Scaling) -> Result<Self> {
         Self::build(x, scaling, true)
     }
@@ -216,19 +215,16 @@ impl<T: Float> WorkingSet<T> {
         for (j, c) in x.columns().into_iter().enumerate() {
             cols.extend(c.iter().map(|v| T::from_f64_lossy(scaling.apply(j, v.as_f64()))));
         }
-        let mask = masked.then(|| {
-            let mask: Vec<T> =
-                cols.iter().map(|v| if v.is_nan() { T::zero() } else { T::one() }).collect();
-            cols.iter_mut().filter(|v| v.is_nan()).for_each(|v| *v = T::zero());
-            mask
-        });
-        let weights = mask.as_ref().map_or_else(Vec::new, |mask| {
-            let mut observed = vec![T::zero(); n];
-            for c in mask.chunks_exact(n) {
-                observed.iter_mut().zip(c).for_each(|(o, &m)| *o += m);
+        let missing = masked.then(|| {
+            let bytes = d.div_ceil(8);
+            let mut bits = vec![0u8; n * bytes];
+            for (j, c) in cols.chunks_exact_mut(n).enumerate() {
+                for (p, v) in c.iter_mut().enumerate().filter(|(_, v)| v.is_nan()) {
+                    bits[p * bytes + j / 8] |= 1 << (j % 8);
+                    *v = T::zero();
+                }
             }
-            let d = T::from_f64_lossy(d as f64);
-            observed.iter().map(|&o| if o > T::zero() { d / o } else { T::infinity() }).collect()
+            bits
         });
         let mut half_norms = vec![0.0f64; n];
         for c in cols.chunks_exact(n) {
@@ -242,7 +238,7 @@ impl<T: Float> WorkingSet<T> {
             return Err(Error::Overflow { record });
         }
         let ids: Vec<u32> = (0..n as u32).collect();
-        Ok(WorkingSet { n, d, cols, mask, weights, half_norms, positions: ids.clone(), ids })
+        Ok(WorkingSet { n, d, cols, missing, half_norms, positions: ids.clone(), ids })
     }
 
     /// Number of records.
@@ -263,24 +259,23 @@ impl<T: Float> WorkingSet<T> {
         &self.cols[j * self.n..(j + 1) * self.n]
     }
 
-    /// True when the working set has missing values (a mask).
+    /// True when the working set has missing values.
     #[inline]
     pub fn is_masked(&self) -> bool {
-        self.mask.is_some()
+        self.missing.is_some()
     }
 
-    /// The whole 0/1 mask (column-major, 1 = observed), when the data has missing values.
+    /// The missing-attribute bits of every position (⌈d/8⌉ bytes each, see the type's doc),
+    /// when the data has missing values.
     #[inline]
-    pub fn mask(&self) -> Option<&[T]> {
-        self.mask.as_deref()
+    pub fn missing_bits(&self) -> Option<&[u8]> {
+        self.missing.as_deref()
     }
 
-    /// d / (number of observed attributes) of every position, the partial-distance scale of
-    /// a record against a reference with every attribute (+∞ for a record with none); empty
-    /// for complete data.
+    /// Whether attribute `j` of the record at position `p` is missing.
     #[inline]
-    pub fn weights(&self) -> &[T] {
-        &self.weights
+    fn is_missing(&self, p: usize, j: usize) -> bool {
+        self.missing.as_ref().is_some_and(|b| b[p * self.d.div_ceil(8) + j / 8] >> (j % 8) & 1 == 1)
     }
 
     /// ½‖x‖² of every position.
@@ -315,25 +310,23 @@ impl<T: Float> WorkingSet<T> {
     /// The record at position `p` (gathered from the columns; NaN where missing).
     pub fn row(&self, p: usize) -> Vec<T> {
         let mut row: Vec<T> = (0..self.d).map(|j| self.cols[j * self.n + p]).collect();
-        if let Some(mask) = &self.mask {
-            for (j, v) in row.iter_mut().enumerate() {
-                if mask[j * self.n + p] == T::zero() {
-                    *v = T::nan();
-                }
+        if self.is_masked() {
+            for (_, v) in row.iter_mut().enumerate().filter(|(j, _)| self.is_missing(p, *j)) {
+                *v = T::nan();
             }
         }
         row
     }
 
     /// Subtracts the record at position `p` from an f64 accumulator of length d (and, with
-    /// missing values, its 0/1 mask from the per-attribute `counts`).
+    /// missing values, its observed attributes from the per-attribute `counts`).
     pub fn subtract_row_from(&self, p: usize, acc: &mut [f64], counts: Option<&mut Vec<f64>>) {
         for (j, a) in acc.iter_mut().enumerate() {
             *a -= self.cols[j * self.n + p].as_f64();
         }
-        if let (Some(mask), Some(counts)) = (&self.mask, counts) {
-            for (j, c) in counts.iter_mut().enumerate() {
-                *c -= mask[j * self.n + p].as_f64();
+        if let Some(counts) = counts {
+            for (_, c) in counts.iter_mut().enumerate().filter(|(j, _)| !self.is_missing(p, *j)) {
+                *c -= 1.0;
             }
         }
     }
@@ -347,11 +340,11 @@ impl<T: Float> WorkingSet<T> {
         for c in self.cols.chunks_exact_mut(self.n) {
             c.swap(a, b);
         }
-        if let Some(mask) = &mut self.mask {
-            for c in mask.chunks_exact_mut(self.n) {
-                c.swap(a, b);
+        if let Some(bits) = &mut self.missing {
+            let bytes = self.d.div_ceil(8);
+            for i in 0..bytes {
+                bits.swap(a * bytes + i, b * bytes + i);
             }
-            self.weights.swap(a, b);
         }
         self.half_norms.swap(a, b);
         self.ids.swap(a, b);
@@ -369,9 +362,9 @@ impl<T: Float> WorkingSet<T> {
                 x[self.ids[p] as usize * self.d + j] = v.as_f64();
             }
         }
-        if let Some(mask) = &self.mask {
-            for (j, c) in mask.chunks_exact(self.n).enumerate() {
-                for (p, _) in c.iter().enumerate().filter(|(_, m)| **m == T::zero()) {
+        if self.is_masked() {
+            for p in 0..self.n {
+                for j in (0..self.d).filter(|&j| self.is_missing(p, j)) {
                     x[self.ids[p] as usize * self.d + j] = f64::NAN;
                 }
             }
@@ -386,8 +379,9 @@ impl<T: Float> WorkingSet<T> {
 
     /// Observed values per column over the positions `0..m`, with missing values (else `None`).
     pub fn prefix_counts(&self, m: usize) -> Option<Vec<f64>> {
-        let mask = self.mask.as_ref()?;
-        Some(mask.chunks_exact(self.n).map(|c| c[..m].iter().map(|v| v.as_f64()).sum()).collect())
+        self.is_masked().then(|| {
+            (0..self.d).map(|j| (0..m).filter(|&p| !self.is_missing(p, j)).count() as f64).collect()
+        })
     }
 
     /// Column means over the positions `0..m`, of the observed values: NaN for a column
