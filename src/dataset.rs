@@ -183,9 +183,10 @@ fn check_total_square(total: f64) -> Result<()> {
 /// precomputed ½‖x‖² of every record (F-MDAV §3.1) and the original index of each position.
 ///
 /// With missing values (DESIGN §8) a missing cell is stored as 0, so ½‖x‖² and every dot
-/// product are over the observed cells, and each position has a few bytes of missing-attribute
-/// bits (⌈d/8⌉ bytes; bit j % 8 of byte j / 8 set when attribute j is missing): the masked
-/// kernels (`kernels_masked.rs`) correct the complete algebraic scores with them.
+/// product are over the observed cells, and each position has ⌈d/8⌉ bytes of missing-attribute
+/// bits (bit j % 8 of byte j / 8 set when attribute j is missing), stored column-major like the
+/// values: the masked kernels (`kernels_masked.rs`) correct the complete algebraic scores with
+/// them.
 #[derive(Debug, Clone)]
 pub struct WorkingSet<T> {
     n: usize,
@@ -216,11 +217,10 @@ impl<T: Float> WorkingSet<T> {
             cols.extend(c.iter().map(|v| T::from_f64_lossy(scaling.apply(j, v.as_f64()))));
         }
         let missing = masked.then(|| {
-            let bytes = d.div_ceil(8);
-            let mut bits = vec![0u8; n * bytes];
+            let mut bits = vec![0u8; n * d.div_ceil(8)];
             for (j, c) in cols.chunks_exact_mut(n).enumerate() {
                 for (p, v) in c.iter_mut().enumerate().filter(|(_, v)| v.is_nan()) {
-                    bits[p * bytes + j / 8] |= 1 << (j % 8);
+                    bits[j / 8 * n + p] |= 1 << (j % 8);
                     *v = T::zero();
                 }
             }
@@ -265,17 +265,17 @@ impl<T: Float> WorkingSet<T> {
         self.missing.is_some()
     }
 
-    /// The missing-attribute bits of every position (⌈d/8⌉ bytes each, see the type's doc),
-    /// when the data has missing values.
+    /// Byte `b` of the missing-attribute bits of every position (attributes 8b..8b+8, see
+    /// the type's doc), when the data has missing values.
     #[inline]
-    pub fn missing_bits(&self) -> Option<&[u8]> {
-        self.missing.as_deref()
+    pub fn missing_bits(&self, b: usize) -> Option<&[u8]> {
+        self.missing.as_ref().map(|bits| &bits[b * self.n..(b + 1) * self.n])
     }
 
     /// Whether attribute `j` of the record at position `p` is missing.
     #[inline]
     fn is_missing(&self, p: usize, j: usize) -> bool {
-        self.missing.as_ref().is_some_and(|b| b[p * self.d.div_ceil(8) + j / 8] >> (j % 8) & 1 == 1)
+        self.missing.as_ref().is_some_and(|b| b[j / 8 * self.n + p] >> (j % 8) & 1 == 1)
     }
 
     /// ½‖x‖² of every position.
@@ -341,9 +341,8 @@ impl<T: Float> WorkingSet<T> {
             c.swap(a, b);
         }
         if let Some(bits) = &mut self.missing {
-            let bytes = self.d.div_ceil(8);
-            for i in 0..bytes {
-                bits.swap(a * bytes + i, b * bytes + i);
+            for c in bits.chunks_exact_mut(self.n) {
+                c.swap(a, b);
             }
         }
         self.half_norms.swap(a, b);

@@ -25,7 +25,7 @@
 
 use crate::dataset::WorkingSet;
 use crate::float::Float;
-use crate::kernels::{BlockScorer, Complete, Metric};
+use crate::kernels::{BLOCK, BlockScorer, Complete, Metric};
 
 /// A reference for the masked kernels (see the module doc), prepared once per scan.
 #[derive(Debug, Clone)]
@@ -36,14 +36,13 @@ pub struct Partial<T> {
     norm2: T,
     /// r's missing attributes (M_r).
     missing: Vec<usize>,
-    /// Per byte of bits: r's observed attributes among its 8.
-    observed_bits: Vec<u8>,
     /// Per byte of bits, 256 entries: Σ r_j² over the set bits (0 on M_r).
-    squares: Vec<T>,
-    /// d / c for c = |O| in 0..=d (+∞ for 0).
-    scale: Vec<T>,
-    /// |O_r|.
-    n_observed: usize,
+    squares: Vec<[T; 256]>,
+    /// Per byte of bits, 256 entries: the number of set bits that r observes (|M_x ∩ O_r|).
+    lost: Vec<[T; 256]>,
+    /// d, and |O_r|.
+    d: T,
+    n_observed: T,
 }
 
 impl<T: Float> Partial<T> {
@@ -53,38 +52,45 @@ impl<T: Float> Partial<T> {
         let zeroed: Vec<T> =
             values.iter().map(|&v| if v.is_nan() { T::zero() } else { v }).collect();
         let missing: Vec<usize> = (0..d).filter(|&j| values[j].is_nan()).collect();
-        let bytes = d.div_ceil(8);
         let attribute = |b: usize, i: usize| Some(8 * b + i).filter(|&j| j < d);
-        let observed_bits = (0..bytes)
-            .map(|b| {
-                (0..8)
-                    .filter(|&i| attribute(b, i).is_some_and(|j| !values[j].is_nan()))
-                    .fold(0u8, |m, i| m | 1 << i)
-            })
-            .collect();
-        let mut squares = vec![T::zero(); bytes * 256];
-        for (b, table) in squares.chunks_exact_mut(256).enumerate() {
-            for (byte, entry) in table.iter_mut().enumerate() {
-                *entry = (0..8)
-                    .filter(|&i| byte >> i & 1 == 1)
-                    .filter_map(|i| attribute(b, i))
-                    .fold(T::zero(), |a, j| a + zeroed[j] * zeroed[j]);
-            }
-        }
-        let dt = T::from_f64_lossy(d as f64);
-        let scale = (0..=d)
-            .map(|c| if c == 0 { T::infinity() } else { dt / T::from_f64_lossy(c as f64) })
-            .collect();
+        // Per byte b, entry `byte`: the attributes of its set bits.
+        let set = |b: usize, byte: usize| {
+            (0..8).filter(move |&i| byte >> i & 1 == 1).filter_map(move |i| attribute(b, i))
+        };
+        let table = |f: &dyn Fn(usize) -> T| -> Vec<[T; 256]> {
+            (0..d.div_ceil(8))
+                .map(|b| std::array::from_fn(|byte| set(b, byte).fold(T::zero(), |a, j| a + f(j))))
+                .collect()
+        };
+        let squares = table(&|j| zeroed[j] * zeroed[j]);
+        let lost = table(&|j| if values[j].is_nan() { T::zero() } else { T::one() });
         let norm2 = zeroed.iter().fold(T::zero(), |a, &v| a + v * v);
-        let n_observed = d - missing.len();
-        Partial { zeroed, norm2, missing, observed_bits, squares, scale, n_observed }
+        let n_observed = T::from_f64_lossy((d - missing.len()) as f64);
+        Partial {
+            zeroed,
+            norm2,
+            missing,
+            squares,
+            lost,
+            d: T::from_f64_lossy(d as f64),
+            n_observed,
+        }
     }
 }
 
 impl<T: Float> BlockScorer<T> for Partial<T> {
     #[inline(always)]
     fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]) {
-        let bits = ws.missing_bits().expect("the masked kernels run on data with missing values");
+        for (i, block) in out.chunks_mut(BLOCK).enumerate() {
+            self.fill_block(ws, start + i * BLOCK, block);
+        }
+    }
+}
+
+impl<T: Float> Partial<T> {
+    /// [`BlockScorer::fill`] for at most [`BLOCK`] positions.
+    #[inline(always)]
+    fn fill_block(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]) {
         Complete { reference: &self.zeroed, metric: Metric::Algebraic }.fill(ws, start, out);
         let two = T::one() + T::one();
         for o in out.iter_mut() {
@@ -95,18 +101,24 @@ impl<T: Float> BlockScorer<T> for Partial<T> {
                 *o -= x * x;
             }
         }
-        let bytes = self.observed_bits.len();
-        let records = bits[start * bytes..(start + out.len()) * bytes].chunks_exact(bytes);
-        for (o, record) in out.iter_mut().zip(records) {
-            let mut correction = T::zero();
-            let mut lost = 0;
-            for (b, (&m, &obs)) in record.iter().zip(&self.observed_bits).enumerate() {
-                correction += self.squares[b * 256 + m as usize];
-                lost += (m & obs).count_ones() as usize;
+        // Per record: Σ_{M_x} r_j² and |M_x ∩ O_r| by table lookups, one byte column at a
+        // time (contiguous, so the lookups vectorize as gathers).
+        let len = out.len();
+        let (mut correction, mut lost) = ([T::zero(); BLOCK], [T::zero(); BLOCK]);
+        for (b, (squares, lost_of)) in self.squares.iter().zip(&self.lost).enumerate() {
+            let bits =
+                ws.missing_bits(b).expect("the masked kernels run on data with missing values");
+            for ((c, l), &m) in
+                correction.iter_mut().zip(lost.iter_mut()).zip(&bits[start..start + len])
+            {
+                *c += squares[m as usize];
+                *l += lost_of[m as usize];
             }
-            let s = (*o - correction) * self.scale[self.n_observed - lost];
-            // NaN only as 0·∞: a record with no attribute in common with the reference.
-            *o = if s.is_nan() { T::infinity() } else { s };
+        }
+        for ((o, &c), &l) in out.iter_mut().zip(&correction).zip(&lost) {
+            let count = self.n_observed - l;
+            // No common attribute: +∞ (the rounded difference need not be exactly 0).
+            *o = if count > T::zero() { (*o - c) * (self.d / count) } else { T::infinity() };
         }
     }
 }
