@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import microagg as ma
@@ -178,3 +179,12 @@ def test_cli_missing_end_to_end(tmp_path: Path) -> None:
             for row, before, miss in zip(rows, original, missing_in):
                 for c, b, m in zip(row[1:], before[1:], miss):
                     assert (c == b) if m else (c.strip().lower() not in ("", "na", "nan"))
+
+
+def test_anonymize_passes_missing_through() -> None:
+    X = with_missing(40, 2, 0.1, seed=9)
+    df = pd.DataFrame({"a": X[:, 0], "b": pd.array([None if np.isnan(v) else round(v) for v in X[:, 1]], dtype="Int64"), "s": ["x"] * 40})
+    out = ma.anonymize(df, 4, missing="keep")
+    np.testing.assert_array_equal(out[["a", "b"]].isna().to_numpy(), df[["a", "b"]].isna().to_numpy())
+    assert (out["s"] == "x").all()
+    assert not ma.anonymize(df, 4, missing="fill")[["a", "b"]].isna().any().any()
