@@ -70,27 +70,14 @@ impl Scaling {
     /// standardization works at any magnitude. Missing values (NaN) are left out: each column
     /// is described by its observed values (DESIGN §8); a column with none gets mean 0, scale 1.
     pub fn fit<T: Float>(x: ArrayView2<T>, standardize: bool) -> Scaling {
-        fn observed<'a, T: Float>(
-            c: ndarray::ArrayView1<'a, T>,
-        ) -> (impl Iterator<Item = f64> + Clone + 'a, f64) {
-            let c = c.into_iter().filter(|v| !v.is_nan()).map(|v| v.as_f64());
-            let n = c.clone().count() as f64;
-            (c, n)
-        }
-        let mean: Vec<f64> = x
-            .columns()
-            .into_iter()
-            .map(|c| match observed(c) {
-                (_, 0.0) => 0.0,
-                (c, n) => rescaled_mean(c, n),
-            })
-            .collect();
+        let (mean, counts): (Vec<f64>, Vec<f64>) =
+            x.columns().into_iter().map(|c| observed_mean(c.iter().map(|v| v.as_f64()))).unzip();
         let scale = if standardize {
             x.columns()
                 .into_iter()
-                .zip(&mean)
-                .map(|(c, &mu)| {
-                    let (c, n) = observed(c);
+                .zip(mean.iter().zip(&counts))
+                .map(|(c, (&mu, &n))| {
+                    let c = c.into_iter().map(|v| v.as_f64()).filter(|v| !v.is_nan());
                     let sd = rescaled_mean(c.clone().map(|v| (v - mu).powi(2)), n).sqrt();
                     let sd = if sd.is_finite() {
                         sd
@@ -163,6 +150,18 @@ impl Scaling {
 
 /// The mean of `values` (n of them); when their plain sum overflows, the mean of the values
 /// divided by the largest magnitude, times it.
+/// The mean of the observed (non-NaN) `values` (0 when there are none) and their number, in
+/// one pass unless the plain sum overflows (then as [`rescaled_mean`]).
+fn observed_mean(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
+    let observed = values.filter(|v| !v.is_nan());
+    let (sum, n) = observed.clone().fold((0.0, 0.0), |(s, n), v| (s + v, n + 1.0));
+    match n {
+        0.0 => (0.0, 0.0),
+        _ if (sum / n).is_finite() => (sum / n, n),
+        _ => (rescaled_mean(observed, n), n),
+    }
+}
+
 fn rescaled_mean(values: impl Iterator<Item = f64> + Clone, n: f64) -> f64 {
     let plain = values.clone().sum::<f64>() / n;
     if plain.is_finite() {
@@ -416,6 +415,29 @@ mod tests {
         assert_eq!(validate(x.view()), Err(Error::NonFinite { record: 1, attribute: 1 }));
         let x = array![[1.0, f64::NEG_INFINITY]];
         assert_eq!(validate(x.view()), Err(Error::NonFinite { record: 0, attribute: 1 }));
+    }
+
+    #[test]
+    fn missing_values_are_left_out_of_the_scaling_and_marked_in_the_working_set() {
+        let nan = f64::NAN;
+        let x = array![[1.0, nan, nan], [3.0, 5.0, nan], [nan, 7.0, nan]];
+        assert_eq!(validate_missing(x.view()), Ok(true));
+        assert_eq!(validate_missing(array![[1.0, 2.0]].view()), Ok(false));
+        let inf = array![[nan, f64::INFINITY]];
+        assert_eq!(validate_missing(inf.view()), Err(Error::NonFinite { record: 0, attribute: 1 }));
+        let s = Scaling::fit(x.view(), true);
+        assert_eq!((s.mean, s.scale.clone()), (vec![2.0, 6.0, 0.0], vec![1.0, 1.0, 1.0]));
+        let ws = WorkingSet::<f32>::with_missing(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+        assert_eq!(ws.column(0), &[-1.0, 1.0, 0.0]);
+        assert_eq!(ws.half_norms(), &[0.5, 1.0, 0.5]);
+        assert_eq!(ws.prefix_counts(3), Some(vec![2.0, 2.0, 0.0]));
+        assert_eq!(ws.prefix_means(2)[..2], [0.0, -1.0]);
+        let mut ws = ws;
+        ws.swap(0, 2);
+        let row: Vec<bool> = ws.row(0).iter().map(|v| v.is_nan()).collect();
+        assert_eq!(row, [true, false, true]);
+        let by_id = ws.rows_by_id();
+        assert!(by_id[1].is_nan() && by_id[2].is_nan() && by_id[8].is_nan() && by_id[0] == -1.0);
     }
 
     #[test]

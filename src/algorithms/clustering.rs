@@ -11,7 +11,7 @@
 //! projection bound of [`CentroidIndex`] does not hold for partial distances.
 
 use super::centroid_index::{CentroidIndex, principal_axis};
-use super::clusters::{ClusterStats, sse};
+use super::clusters::ClusterStats;
 use super::mdav_star::mdav_star;
 use crate::dataset::{Scaling, WorkingSet};
 use crate::float::Float;
@@ -188,7 +188,7 @@ impl<'a> Clustering<'a> {
     pub fn sse_with(&self, g: usize, extra: &[u32]) -> f64 {
         let rows: Vec<Vec<f64>> =
             self.members[g].iter().chain(extra).map(|&id| self.rows.row(id).to_vec()).collect();
-        sse(&rows)
+        self.stats.sse_of(&rows)
     }
 
     /// Moves record `id` to cluster `to`.

@@ -39,32 +39,25 @@ impl ClusterStats {
         self.counts.as_ref().map(|c| (&self.sums[range.clone()], &c[range]))
     }
 
-    /// Adds (`sign` 1) or removes (−1) `x` in cluster `g`.
-    fn update(&mut self, g: usize, x: &[f64], sign: f64) {
+    /// With missing values: adds (`sign` 1) or removes (−1) the observed values of `x` in
+    /// cluster `g`. Out of line, so the complete-data callers stay as small as before.
+    #[inline(never)]
+    fn update_observed(&mut self, g: usize, x: &[f64], sign: f64) {
         let range = g * self.d..(g + 1) * self.d;
-        match &mut self.counts {
-            None => {
-                for (s, v) in self.sums[range].iter_mut().zip(x) {
-                    *s += sign * v;
-                }
-            }
-            Some(counts) => {
-                for ((s, c), v) in
-                    self.sums[range.clone()].iter_mut().zip(&mut counts[range]).zip(x)
-                {
-                    if !v.is_nan() {
-                        *s += sign * v;
-                        *c += sign;
-                    }
-                }
+        let counts = self.counts.as_mut().expect("missing values");
+        for ((s, c), v) in self.sums[range.clone()].iter_mut().zip(&mut counts[range]).zip(x) {
+            if !v.is_nan() {
+                *s += sign * v;
+                *c += sign;
             }
         }
     }
 
     /// With missing values: Σ over the attributes observed in `x` and in cluster `g` of
     /// `factor(m_j)·(x_j − c_j)²`, m_j the cluster's observed count (SSE changes).
-    fn per_attribute(&self, g: usize, x: &[f64], factor: impl Fn(f64) -> f64) -> Option<f64> {
-        let (sums, counts) = self.observed(g)?;
+    #[inline(never)]
+    fn per_attribute(&self, g: usize, x: &[f64], factor: fn(f64) -> f64) -> f64 {
+        let (sums, counts) = self.observed(g).expect("missing values");
         let mut total = 0.0;
         for ((&s, &m), &v) in sums.iter().zip(counts).zip(x) {
             let f = factor(m);
@@ -72,7 +65,15 @@ impl ClusterStats {
                 total += f * (v - s / m).powi(2);
             }
         }
-        Some(total)
+        total
+    }
+
+    /// With missing values: the partial distance from `x` to the centroid of cluster `g`.
+    #[inline(never)]
+    fn partial_dist2(&self, g: usize, x: &[f64]) -> f64 {
+        let (sums, counts) = self.observed(g).expect("missing values");
+        let centroid = sums.iter().zip(counts).map(|(s, c)| s / c); // NaN when c = 0
+        partial_dist2_of(self.d, x.iter().copied().zip(centroid))
     }
 
     /// Number of cluster ids ever created.
@@ -103,13 +104,23 @@ impl ClusterStats {
     /// Adds the record `x` to cluster `g`.
     pub fn add(&mut self, g: usize, x: &[f64]) {
         self.sizes[g] += 1;
-        self.update(g, x, 1.0);
+        if self.counts.is_some() {
+            return self.update_observed(g, x, 1.0);
+        }
+        for (s, v) in self.sums[g * self.d..(g + 1) * self.d].iter_mut().zip(x) {
+            *s += v;
+        }
     }
 
     /// Removes the record `x` from cluster `g`.
     pub fn remove(&mut self, g: usize, x: &[f64]) {
         self.sizes[g] -= 1;
-        self.update(g, x, -1.0);
+        if self.counts.is_some() {
+            return self.update_observed(g, x, -1.0);
+        }
+        for (s, v) in self.sums[g * self.d..(g + 1) * self.d].iter_mut().zip(x) {
+            *s -= v;
+        }
     }
 
     /// Centroid of cluster `g` (which must not be empty); NaN for an attribute no member
@@ -128,11 +139,10 @@ impl ClusterStats {
 
     /// Squared distance from `x` to the centroid of cluster `g` (which must not be empty);
     /// the partial distance with missing values.
-    #[inline]
+    #[inline(always)]
     pub fn dist2(&self, g: usize, x: &[f64]) -> f64 {
-        if let Some((sums, counts)) = self.observed(g) {
-            let centroid = sums.iter().zip(counts).map(|(s, c)| s / c); // NaN when c = 0
-            return partial_dist2_of(self.d, x.iter().copied().zip(centroid));
+        if self.counts.is_some() {
+            return self.partial_dist2(g, x);
         }
         let m = self.sizes[g] as f64;
         self.sums[g * self.d..(g + 1) * self.d]
@@ -155,25 +165,29 @@ impl ClusterStats {
     }
 
     /// SSE increase of cluster `g` if `x` joins it.
-    #[inline]
+    #[inline(always)]
     pub fn join_cost(&self, g: usize, x: &[f64]) -> f64 {
-        if let Some(cost) = self.per_attribute(g, x, |m| if m > 0.0 { m / (m + 1.0) } else { 0.0 })
-        {
-            return cost;
+        if self.counts.is_some() {
+            return self.per_attribute(g, x, |m| if m > 0.0 { m / (m + 1.0) } else { 0.0 });
         }
         let m = self.sizes[g] as f64;
         m / (m + 1.0) * self.dist2(g, x)
     }
 
     /// SSE decrease of cluster `g` if its member `x` leaves (`g` has ≥ 2 records).
-    #[inline]
+    #[inline(always)]
     pub fn leave_gain(&self, g: usize, x: &[f64]) -> f64 {
-        if let Some(gain) = self.per_attribute(g, x, |m| if m > 1.0 { m / (m - 1.0) } else { 0.0 })
-        {
-            return gain;
+        if self.counts.is_some() {
+            return self.per_attribute(g, x, |m| if m > 1.0 { m / (m - 1.0) } else { 0.0 });
         }
         let m = self.sizes[g] as f64;
         m / (m - 1.0) * self.dist2(g, x)
+    }
+
+    /// SSE of a set of records of these clusters' data ([`sse`], or [`sse_observed`] with
+    /// missing values).
+    pub fn sse_of(&self, rows: &[Vec<f64>]) -> f64 {
+        if self.counts.is_some() { sse_observed(rows) } else { sse(rows) }
     }
 
     /// The non-empty cluster accepted by `allowed` minimizing `score(g)`, ties to the lowest id.
@@ -196,9 +210,17 @@ impl ClusterStats {
     }
 }
 
-/// Within-group sum of squares of a set of records (f64, two-pass), over the observed
-/// cells when some are missing (NaN).
+/// Within-group sum of squares of a set of records (f64, two-pass).
 pub fn sse(rows: &[Vec<f64>]) -> f64 {
+    let Some(first) = rows.first() else { return 0.0 };
+    let m = rows.len() as f64;
+    let mean: Vec<f64> =
+        (0..first.len()).map(|j| rows.iter().map(|r| r[j]).sum::<f64>() / m).collect();
+    rows.iter().map(|r| r.iter().zip(&mean).map(|(v, c)| (v - c).powi(2)).sum::<f64>()).sum()
+}
+
+/// [`sse`] over the observed cells of records with missing values (NaN).
+pub fn sse_observed(rows: &[Vec<f64>]) -> f64 {
     let Some(first) = rows.first() else { return 0.0 };
     let mean: Vec<f64> = (0..first.len())
         .map(|j| {

@@ -26,35 +26,33 @@ use crate::partition::Partition;
 use crate::progress::Progress;
 use std::collections::BinaryHeap;
 
-/// Records as f64 rows with their norms, indexed by id.
-struct Points {
+/// Records as f64 rows with their norms, indexed by id; `MISSING`: cells may be NaN (partial
+/// distances), fixed once at the top so complete data runs the plain distance.
+struct Points<const MISSING: bool> {
     d: usize,
     x: Vec<f64>,
     norm: Vec<f64>,
     /// ids by decreasing norm
     by_norm: Vec<u32>,
-    /// Whether cells may be missing (NaN): partial distances.
-    missing: bool,
 }
 
-impl Points {
+impl<const MISSING: bool> Points<MISSING> {
     fn new<T: Float>(ws: &WorkingSet<T>) -> Self {
         let (n, d) = (ws.n(), ws.d());
         let x = ws.rows_by_id();
-        let missing = ws.is_masked();
-        let square = |v: &f64| if missing && v.is_nan() { 0.0 } else { v * v };
+        let square = |v: &f64| if MISSING && v.is_nan() { 0.0 } else { v * v };
         let norm: Vec<f64> =
             x.chunks_exact(d).map(|r| r.iter().map(square).sum::<f64>().sqrt()).collect();
         let mut by_norm: Vec<u32> = (0..n as u32).collect();
         by_norm.sort_by(|&a, &b| norm[b as usize].total_cmp(&norm[a as usize]).then(a.cmp(&b)));
-        Points { d, x, norm, by_norm, missing }
+        Points { d, x, norm, by_norm }
     }
 
     #[inline]
     fn dist2(&self, a: u32, b: u32) -> f64 {
-        let (a, b) =
-            (&self.x[a as usize * self.d..][..self.d], &self.x[b as usize * self.d..][..self.d]);
-        if self.missing {
+        let (a, b) = (a as usize * self.d, b as usize * self.d);
+        let (a, b) = (&self.x[a..a + self.d], &self.x[b..b + self.d]);
+        if MISSING {
             return partial_dist2(a, b);
         }
         a.iter().zip(b).map(|(u, v)| (u - v).powi(2)).sum()
@@ -66,8 +64,7 @@ impl Points {
         for &b in &self.by_norm {
             if let Some((d, _)) = best {
                 let bound = self.norm[a as usize] + self.norm[b as usize];
-                let bound =
-                    if self.missing { bound * bound * self.d as f64 } else { bound * bound };
+                let bound = if MISSING { bound * bound * self.d as f64 } else { bound * bound };
                 if bound * (1.0 + 1e-9) < d {
                     break;
                 }
@@ -127,8 +124,19 @@ fn entry(owner: u32, (dist, partner): (f64, u32)) -> Entry {
 
 /// Runs MD on a working set (`1 ≤ k ≤ n`); groups are listed in creation order.
 pub fn md_groups<T: Float>(ws: &WorkingSet<T>, k: usize, progress: &Progress) -> Vec<Vec<u32>> {
-    let n = ws.n();
-    let pts = Points::new(ws);
+    if ws.is_masked() {
+        groups(Points::<true>::new(ws), k, progress)
+    } else {
+        groups(Points::<false>::new(ws), k, progress)
+    }
+}
+
+fn groups<const MISSING: bool>(
+    pts: Points<MISSING>,
+    k: usize,
+    progress: &Progress,
+) -> Vec<Vec<u32>> {
+    let n = pts.norm.len();
     let mut free = vec![true; n];
     let mut left = n;
     let mut groups: Vec<Vec<u32>> = Vec::new();

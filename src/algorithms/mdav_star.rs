@@ -16,7 +16,7 @@
 //! Cost: every step is two scans of the unassigned records plus one pass over the clusters,
 //! and removes 1 or k records: O(n²·d/k) in the usual case, O(n²·d) at worst; O(n·d) memory.
 
-use super::clusters::{ClusterStats, sse};
+use super::clusters::ClusterStats;
 use super::norm_order::NormOrder;
 use super::remaining::Remaining;
 use crate::dataset::WorkingSet;
@@ -56,8 +56,8 @@ pub fn mdav_star<T: Float>(
             let nu = n1[0];
             let mut n2 = rest.nearest(nu, k - 1, Some(xbar));
             n2.push(nu);
-            let cost1 = sse(&rows(&rest, &n1)) / k as f64;
-            let cost2 = (stats.join_cost(g, &x) + sse(&rows(&rest, &n2))) / (k + 1) as f64;
+            let cost1 = stats.sse_of(&rows(&rest, &n1)) / k as f64;
+            let cost2 = (stats.join_cost(g, &x) + stats.sse_of(&rows(&rest, &n2))) / (k + 1) as f64;
             cost1 > cost2
         });
         match joins {
