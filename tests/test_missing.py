@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import microagg as ma
 
@@ -188,3 +190,28 @@ def test_anonymize_passes_missing_through() -> None:
     np.testing.assert_array_equal(out[["a", "b"]].isna().to_numpy(), df[["a", "b"]].isna().to_numpy())
     assert (out["s"] == "x").all()
     assert not ma.anonymize(df, 4, missing="fill")[["a", "b"]].isna().any().any()
+
+
+@pytest.mark.parametrize("method", ["mdav", "mondrian-v", "mona"])
+def test_threads_give_the_same_groups_with_missing_values(method: str) -> None:
+    X = with_missing(40_000, 3, 0.05, seed=10, empty_rows=(5,))
+    one = ma.microaggregate(X, 50, method, missing="fill")
+    two = ma.microaggregate(X, 50, method, missing="fill", n_jobs=2)
+    np.testing.assert_array_equal(one.labels, two.labels)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 60),
+    d=st.integers(1, 4),
+    k=st.integers(1, 7),
+    share=st.floats(0.0, 0.9),
+    seed=st.integers(0, 2**16),
+    method=st.sampled_from(MISSING_METHODS),
+)
+def test_any_missing_pattern_gives_a_k_partition(n: int, d: int, k: int, share: float, seed: int, method: str) -> None:
+    k = min(k, n)
+    X = np.round(with_missing(n, d, share, seed), 1)  # rounding: many ties
+    res = ma.microaggregate(X, k, method, missing="fill")
+    assert_k_partition(res.labels, n, k)
+    assert np.isfinite(res.sse) and 0.0 <= res.information_loss <= 1.0
