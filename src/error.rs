@@ -31,6 +31,8 @@ pub enum Error {
     /// Strata with fewer than `k` records under `small_strata="error"`: each stratum's
     /// name and size (DESIGN §8).
     SmallStrata { k: usize, strata: Vec<(String, usize)> },
+    /// The data has missing values and the method cannot take them (DESIGN §8).
+    MissingUnsupported { method: &'static str },
 }
 
 impl fmt::Display for Error {
@@ -97,6 +99,12 @@ impl fmt::Display for Error {
                     if more > 0 { format!(" and {more} more") } else { String::new() }
                 )
             }
+            Error::MissingUnsupported { method } => write!(
+                f,
+                "method '{method}' cannot take missing values (NaN in X); the methods that can \
+                 are: {} (or impute the data first)",
+                crate::missing::MISSING_METHODS.join(", ")
+            ),
         }
     }
 }

@@ -214,8 +214,11 @@ impl Incremental {
         let z = Array2::from_shape_fn((ids.len(), self.raw.ncols()), |(i, j)| {
             self.scaling.apply(j, self.raw[[ids[i] as usize, j]])
         });
-        let options =
-            Options { standardize: false, parallelism: self.opts.parallelism, seed: None };
+        let options = Options {
+            standardize: false,
+            parallelism: self.opts.parallelism,
+            ..Options::default()
+        };
         let out =
             microaggregate::<f64, f64>(z.view(), self.k, &method, &options, &Progress::new())?;
         let mut groups = vec![Vec::new(); out.partition.n_groups()];

@@ -103,20 +103,44 @@ pub trait ScoreVisitor<T>: Send + Sized {
     fn merge(self, other: Self) -> Self;
 }
 
+/// How a scan scores a block of consecutive positions against its reference: the complete
+/// kernels ([`Complete`]) or the masked ones for missing values
+/// (`crate::kernels_masked::Partial`). Implementations are `#[inline(always)]`, so each is
+/// compiled into every instruction-set variant of the scan.
+pub trait BlockScorer<T>: Sync {
+    /// Writes the scores of positions `start..start + out.len()` to `out`.
+    fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]);
+}
+
+/// The complete-data scores of [`Metric`] against a reference with every attribute.
+#[derive(Debug, Clone, Copy)]
+pub struct Complete<'a, T> {
+    /// The reference point (length d).
+    pub reference: &'a [T],
+    /// How distances are scored.
+    pub metric: Metric,
+}
+
+impl<T: Float> BlockScorer<T> for Complete<'_, T> {
+    #[inline(always)]
+    fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]) {
+        fill_scores_generic(ws, start, self.reference, self.metric, out)
+    }
+}
+
 #[inline(always)]
-fn scan_generic<T: Float, V: ScoreVisitor<T>>(
+fn scan_generic<T: Float, S: BlockScorer<T>, V: ScoreVisitor<T>>(
     ws: &WorkingSet<T>,
     lo: usize,
     hi: usize,
-    reference: &[T],
-    metric: Metric,
+    scorer: &S,
     visitor: &mut V,
 ) {
     let mut buf = [T::zero(); BLOCK];
     let mut start = lo;
     while start < hi {
         let len = BLOCK.min(hi - start);
-        fill_scores_generic(ws, start, reference, metric, &mut buf[..len]);
+        scorer.fill(ws, start, &mut buf[..len]);
         visitor.visit(&buf[..len], ws.ids(), start);
         start += len;
     }
@@ -127,49 +151,46 @@ macro_rules! scan_with_target_feature {
     ($name:ident, $feature:literal) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $feature)]
-        fn $name<T: Float, V: ScoreVisitor<T>>(
+        fn $name<T: Float, S: BlockScorer<T>, V: ScoreVisitor<T>>(
             ws: &WorkingSet<T>,
             lo: usize,
             hi: usize,
-            r: &[T],
-            m: Metric,
+            s: &S,
             v: &mut V,
         ) {
-            scan_generic(ws, lo, hi, r, m, v)
+            scan_generic(ws, lo, hi, s, v)
         }
     };
 }
 scan_with_target_feature!(scan_avx2, "avx2");
 scan_with_target_feature!(scan_avx512, "avx512f");
 
-/// Scores positions `lo..hi` against `reference` block by block (each block stays in L1)
-/// and hands every block to `visitor`, on the best instruction set this CPU has.
-pub fn scan_range<T: Float, V: ScoreVisitor<T>>(
+/// Scores positions `lo..hi` with `scorer` block by block (each block stays in L1) and hands
+/// every block to `visitor`, on the best instruction set this CPU has.
+pub fn scan_range<T: Float, S: BlockScorer<T>, V: ScoreVisitor<T>>(
     ws: &WorkingSet<T>,
     lo: usize,
     hi: usize,
-    reference: &[T],
-    metric: Metric,
+    scorer: &S,
     visitor: &mut V,
 ) {
-    debug_assert_eq!(reference.len(), ws.d());
     debug_assert!(hi <= ws.n());
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU supports AVX-512F (checked just above).
-            return unsafe { scan_avx512(ws, lo, hi, reference, metric, visitor) };
+            return unsafe { scan_avx512(ws, lo, hi, scorer, visitor) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { scan_avx2(ws, lo, hi, reference, metric, visitor) };
+            return unsafe { scan_avx2(ws, lo, hi, scorer, visitor) };
         }
     }
-    scan_generic(ws, lo, hi, reference, metric, visitor)
+    scan_generic(ws, lo, hi, scorer, visitor)
 }
 
-/// Scans positions `0..m` (in parallel chunks where `exec` allows) with a fresh visitor per
-/// chunk from `make`, and merges the chunk results.
+/// Scans positions `0..m` against `reference` with the complete kernels of `metric` (see
+/// [`scan_with`]).
 pub fn scan<T: Float, V: ScoreVisitor<T>>(
     exec: Exec,
     ws: &WorkingSet<T>,
@@ -178,11 +199,24 @@ pub fn scan<T: Float, V: ScoreVisitor<T>>(
     metric: Metric,
     make: impl Fn() -> V + Sync,
 ) -> V {
+    debug_assert_eq!(reference.len(), ws.d());
+    scan_with(exec, ws, m, &Complete { reference, metric }, make)
+}
+
+/// Scans positions `0..m` with `scorer` (in parallel chunks where `exec` allows) with a fresh
+/// visitor per chunk from `make`, and merges the chunk results.
+pub fn scan_with<T: Float, S: BlockScorer<T>, V: ScoreVisitor<T>>(
+    exec: Exec,
+    ws: &WorkingSet<T>,
+    m: usize,
+    scorer: &S,
+    make: impl Fn() -> V + Sync,
+) -> V {
     exec.map_range(
         m,
         |lo, hi| {
             let mut v = make();
-            scan_range(ws, lo, hi, reference, metric, &mut v);
+            scan_range(ws, lo, hi, scorer, &mut v);
             v
         },
         V::merge,

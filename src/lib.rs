@@ -30,8 +30,10 @@ pub mod error;
 pub mod float;
 pub mod incremental;
 pub mod kernels;
+pub mod kernels_masked;
 pub mod method;
 mod microaggregate;
+pub mod missing;
 pub mod parallel;
 pub mod partition;
 pub mod progress;
@@ -45,7 +47,10 @@ mod python;
 pub use error::{Error, Result};
 pub use float::Float;
 pub use method::{METHODS, Method, ParamValue};
-pub use microaggregate::{Options, Outcome, evaluate, microaggregate, microaggregate_with};
+pub use microaggregate::{
+    Options, Outcome, evaluate, evaluate_missing, microaggregate, microaggregate_with,
+};
+pub use missing::Missing;
 pub use parallel::Parallelism;
 pub use partition::{Evaluation, Partition};
 pub use progress::Progress;

@@ -212,6 +212,32 @@ impl Method {
         })
     }
 
+    /// The method's name (its `method=` string).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Method::Mdav(_) => "mdav",
+            Method::MdavStar { plus: false } => "mdav-star",
+            Method::MdavStar { plus: true } => "mdav-star-plus",
+            Method::Ona { .. } => "ona",
+            Method::OnaStar { .. } => "ona-star",
+            Method::Mondrian(CutRule::Range) => "mondrian",
+            Method::Mondrian(CutRule::Variance) => "mondrian-v",
+            Method::Mondrian(CutRule::Variance2D) => "mondrian-v2d",
+            Method::Md => "md",
+            Method::Vmdav { .. } => "vmdav",
+            Method::Optimal => "optimal",
+            Method::Cbfs => "cbfs",
+            Method::PathMhm(Path::Npn) => "npn-mhm",
+            Method::PathMhm(Path::Md) => "md-mhm",
+            Method::PathMhm(Path::Cbfs) => "cbfs-mhm",
+            Method::Mhm => "mhm",
+            Method::MdavMhm => "mdav-mhm",
+            Method::Univariate => "univariate",
+            Method::Mona(o) if o.rule == CutRule::Variance2D => "mona-2d",
+            Method::Mona(_) => "mona",
+        }
+    }
+
     /// The largest group size the method guarantees for a given `k` (`None`: no bound).
     pub fn max_group_size(&self, k: usize) -> Option<usize> {
         match self {
@@ -282,7 +308,7 @@ mod tests {
             Method::Ona { max_rounds: 30, n_init: 5 }
         );
         for name in METHODS {
-            assert!(Method::parse(name, &[]).is_ok(), "{name}");
+            assert_eq!(Method::parse(name, &[]).unwrap().name(), *name);
         }
     }
 }

@@ -13,10 +13,11 @@ use crate::algorithms::ona::{OnaOptions, ona};
 use crate::algorithms::ona_star::ona_star;
 use crate::algorithms::optimal::{MAX_N, optimal};
 use crate::algorithms::vmdav::vmdav;
-use crate::dataset::{Scaling, WorkingSet, validate, validate_k};
+use crate::dataset::{Scaling, WorkingSet, validate, validate_k, validate_missing};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::method::{Method, Path};
+use crate::missing::{self, Missing};
 use crate::parallel::{Exec, Parallelism};
 use crate::partition::{Evaluation, Partition};
 use crate::progress::Progress;
@@ -36,11 +37,18 @@ pub struct Options {
     pub parallelism: Parallelism,
     /// Seed of randomized methods (ONA); `None` means 0, so results are reproducible.
     pub seed: Option<u64>,
+    /// Missing values (NaN): refused, or grouped by partial distances (DESIGN §8).
+    pub missing: Missing,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { standardize: true, parallelism: Parallelism::Sequential, seed: None }
+        Options {
+            standardize: true,
+            parallelism: Parallelism::Sequential,
+            seed: None,
+            missing: Missing::Error,
+        }
     }
 }
 
@@ -74,7 +82,10 @@ pub fn microaggregate<S: Float, T: Float>(
 /// with the method (strata in parallel under [`Parallelism::Threads`]) → aggregate each
 /// group (weighted) → assemble one result. Every stratum is grouped in the units of one
 /// scaling fitted on the whole file (centered on the stratum's own mean, which changes
-/// nothing but rounding), so IL is comparable across strata.
+/// nothing but rounding), so IL is comparable across strata. With missing values allowed
+/// (`options.missing`), a job whose records have NaN is grouped by partial distances, its
+/// records with every attribute missing set aside and placed in its last group
+/// ([`missing::with_empty_records`]).
 pub fn microaggregate_with<S: Float, T: Float>(
     x: ArrayView2<S>,
     k: usize,
@@ -83,8 +94,14 @@ pub fn microaggregate_with<S: Float, T: Float>(
     workflow: &Workflow,
     progress: &Progress,
 ) -> Result<Outcome> {
-    validate(x)?;
+    let has_missing = match options.missing {
+        Missing::Error => validate(x).map(|_| false)?,
+        Missing::Fill | Missing::Keep => validate_missing(x)?,
+    };
     validate_k(k, x.nrows())?;
+    if has_missing {
+        missing::check_method(method)?;
+    }
     if let Some(w) = &workflow.weights {
         validate_weights(w, x.nrows())?;
     }
@@ -114,23 +131,40 @@ pub fn microaggregate_with<S: Float, T: Float>(
         }
     }
     progress.reset();
+    let job = |part: ArrayView2<S>, scaling: &Scaling, exec: Exec| {
+        let run = |sub: Option<ArrayView2<S>>| {
+            group::<S, T>(
+                sub.unwrap_or(part),
+                k,
+                method,
+                scaling,
+                has_missing,
+                options.seed,
+                exec,
+                progress,
+            )
+        };
+        if has_missing {
+            missing::with_empty_records(part, k, |v| v.is_nan(), run)
+        } else {
+            run(None)
+        }
+    };
     let partition = options.parallelism.install(|exec| match &split {
-        None => group::<S, T>(x, k, method, &scaling, options.seed, exec, progress),
+        None => job(x, &scaling, exec),
         Some(split) => group_parts(x.nrows(), &split.parts, exec, |ids| {
             let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
             let part = x.select(Axis(0), &rows);
             let centered =
                 Scaling { mean: Scaling::fit(part.view(), false).mean, ..scaling.clone() };
-            group::<S, T>(part.view(), k, method, &centered, options.seed, exec, progress).map_err(
-                |e| match e {
-                    Error::Overflow { record } => Error::Overflow { record: rows[record] },
-                    e => e,
-                },
-            )
+            job(part.view(), &centered, exec).map_err(|e| match e {
+                Error::Overflow { record } => Error::Overflow { record: rows[record] },
+                e => e,
+            })
         }),
     })??;
     let merges = split.map_or_else(Vec::new, |s| s.merges);
-    debug_assert!(partition.check(k, method.max_group_size(k)).is_ok());
+    debug_assert!(partition.check(k, method.max_group_size(k)).is_ok() || has_missing);
     progress.finish(x.nrows());
     let evaluation = Evaluation::weighted(
         x,
@@ -143,23 +177,46 @@ pub fn microaggregate_with<S: Float, T: Float>(
 }
 
 /// Groups the records of `x` (one stratum, or the whole file) with `method`, in the units
-/// of `scaling`. The Mondrian family works on row-major records and needs no column-major
-/// copy.
+/// of `scaling`; with `has_missing`, on the masked working set (or, for the Mondrian family,
+/// with each missing cell at its column's observed mean; MONA's ONA* parts see the NaN
+/// cells). The Mondrian family works on row-major records and needs no column-major copy.
 #[allow(clippy::too_many_arguments)]
 fn group<S: Float, T: Float>(
     x: ArrayView2<S>,
     k: usize,
     method: &Method,
     scaling: &Scaling,
+    has_missing: bool,
     seed: Option<u64>,
     exec: Exec,
     progress: &Progress,
 ) -> Result<Partition> {
     let d = x.ncols();
     Ok(match *method {
-        Method::Mondrian(rule) => mondrian(scaling.rows_of::<S, T>(x)?, d, k, rule, exec, progress),
-        Method::Mona(opts) => mona(scaling.rows_of::<S, T>(x)?, d, k, opts, exec, progress),
-        _ => on_working_set(WorkingSet::<T>::new(x, scaling)?, k, method, seed, exec, progress),
+        Method::Mondrian(rule) => {
+            let rows = if has_missing {
+                scaling.rows_of_missing::<S, T>(x, 0.0)?
+            } else {
+                scaling.rows_of::<S, T>(x)?
+            };
+            mondrian(rows, d, k, rule, exec, progress)
+        }
+        Method::Mona(opts) => {
+            let rows = if has_missing {
+                scaling.rows_of_missing::<S, T>(x, f64::NAN)?
+            } else {
+                scaling.rows_of::<S, T>(x)?
+            };
+            mona(rows, has_missing, d, k, opts, exec, progress)
+        }
+        _ => {
+            let ws = if has_missing {
+                WorkingSet::<T>::with_missing(x, scaling)?
+            } else {
+                WorkingSet::<T>::new(x, scaling)?
+            };
+            on_working_set(ws, k, method, seed, exec, progress)
+        }
     })
 }
 
@@ -206,6 +263,18 @@ pub fn evaluate<S: Float>(
     standardize: bool,
 ) -> Result<Evaluation> {
     validate(x)?;
+    let partition = Partition::from_labels(labels)?;
+    Evaluation::new(x, &partition, &Scaling::fit(x, standardize))
+}
+
+/// [`evaluate`] for data that may have missing values (NaN; ±∞ is still refused): centroids,
+/// SSE and SST on the observed cells ([`Evaluation::weighted`]).
+pub fn evaluate_missing<S: Float>(
+    x: ArrayView2<S>,
+    labels: Vec<u32>,
+    standardize: bool,
+) -> Result<Evaluation> {
+    validate_missing(x)?;
     let partition = Partition::from_labels(labels)?;
     Evaluation::new(x, &partition, &Scaling::fit(x, standardize))
 }

@@ -39,6 +39,34 @@ impl Partition {
         &self.labels
     }
 
+    /// Refuses labels whose number is not `n`.
+    fn check_len(&self, n: usize) -> Result<()> {
+        if self.labels.len() == n {
+            Ok(())
+        } else {
+            Err(Error::InvalidLabels(format!("{} labels for {n} records", self.labels.len())))
+        }
+    }
+
+    /// The records grouped by a counting sort (ids ascending within a group): group g's
+    /// members are `by_group[bounds[g]..bounds[g + 1]]`. Returns `(bounds, by_group)`.
+    fn members_by_group(&self) -> (Vec<usize>, Vec<u32>) {
+        let mut bounds = vec![0usize; self.n_groups + 1];
+        for &l in &self.labels {
+            bounds[l as usize + 1] += 1;
+        }
+        for g in 0..self.n_groups {
+            bounds[g + 1] += bounds[g];
+        }
+        let mut next = bounds.clone();
+        let mut by_group = vec![0u32; self.labels.len()];
+        for (i, &l) in self.labels.iter().enumerate() {
+            by_group[next[l as usize]] = i as u32;
+            next[l as usize] += 1;
+        }
+        (bounds, by_group)
+    }
+
     /// Number of groups.
     pub fn n_groups(&self) -> usize {
         self.n_groups
@@ -97,7 +125,13 @@ impl Evaluation {
     /// grouped by `partition`, each record counted with its weight (1 without `weights`).
     /// The records are first grouped by a counting sort (ids ascending within a group), so
     /// each group's rows are read together: one random pass over `x`. Each group value comes
-    /// from the group's (value, weight) pairs of one attribute ([`group_value`]). Fails with
+    /// from the group's (value, weight) pairs of one attribute ([`group_value`]).
+    ///
+    /// Missing values (NaN, DESIGN §8) are left out: centroids and group values come from
+    /// the observed values, SSE and SST are sums over the observed cells (SST around the
+    /// observed column means), and an attribute no member of a group observes gets the
+    /// column's observed mean (adding nothing to SSE), so a filled release has no gap. On
+    /// data without NaN this is the plain computation, bit for bit. Fails with
     /// [`Error::SumOverflow`] if the sums of squares overflow.
     pub fn weighted<T: Float>(
         x: ArrayView2<T>,
@@ -107,31 +141,19 @@ impl Evaluation {
         aggregation: Aggregation,
     ) -> Result<Self> {
         let (n, d) = x.dim();
-        if partition.labels.len() != n {
-            return Err(Error::InvalidLabels(format!(
-                "{} labels for {n} records",
-                partition.labels.len()
-            )));
-        }
+        partition.check_len(n)?;
+        let (bounds, by_group) = partition.members_by_group();
         let weight = |i: usize| weights.map_or(1.0, |w| w[i]);
-        let mut bounds = vec![0usize; partition.n_groups + 1];
-        for &l in &partition.labels {
-            bounds[l as usize + 1] += 1;
-        }
-        for g in 0..partition.n_groups {
-            bounds[g + 1] += bounds[g];
-        }
-        let mut next = bounds.clone();
-        let mut by_group = vec![0u32; n];
-        for (i, &l) in partition.labels.iter().enumerate() {
-            by_group[next[l as usize]] = i as u32;
-            next[l as usize] += 1;
-        }
+        let observed = |i: usize, j: usize| {
+            let v = x[[i, j]].as_f64();
+            (!v.is_nan()).then(|| (v, weight(i)))
+        };
         // SST is around the data's own mean (which is the scaling's mean unless the scaling
         // came from other data, as in incremental microaggregation).
         let mean: Vec<f64> = (0..d)
             .map(|j| {
-                weighted_mean(x.column(j).iter().enumerate().map(|(i, v)| (v.as_f64(), weight(i))))
+                let pairs = (0..n).filter_map(|i| observed(i, j));
+                if pairs.clone().next().is_some() { weighted_mean(pairs) } else { 0.0 }
             })
             .collect();
         let largest = bounds.windows(2).map(|b| b[1] - b[0]).max().unwrap_or(0);
@@ -144,24 +166,34 @@ impl Evaluation {
             let members = &by_group[members[0]..members[1]];
             for j in 0..d {
                 pairs.clear();
-                pairs.extend(
-                    members.iter().map(|&i| (x[[i as usize, j]].as_f64(), weight(i as usize))),
-                );
-                centroids[[g, j]] = weighted_mean(pairs.iter().copied());
-                value[j] = match released.as_mut() {
-                    Some(r) => {
-                        r[[g, j]] = group_value(&mut pairs, aggregation);
-                        r[[g, j]]
-                    }
-                    None => centroids[[g, j]],
+                pairs.extend(members.iter().filter_map(|&i| observed(i as usize, j)));
+                let (centroid, v) = if pairs.is_empty() {
+                    (mean[j], mean[j])
+                } else {
+                    let c = weighted_mean(pairs.iter().copied());
+                    (
+                        c,
+                        if aggregation.is_mean() {
+                            c
+                        } else {
+                            group_value(&mut pairs, aggregation)
+                        },
+                    )
                 };
+                centroids[[g, j]] = centroid;
+                if let Some(r) = released.as_mut() {
+                    r[[g, j]] = v;
+                }
+                value[j] = v;
             }
             for &i in members {
                 let w = weight(i as usize);
                 for (j, v) in x.row(i as usize).iter().enumerate() {
                     let v = v.as_f64();
-                    sse += w * ((v - value[j]) / scaling.scale[j]).powi(2);
-                    sst += w * ((v - mean[j]) / scaling.scale[j]).powi(2);
+                    if !v.is_nan() {
+                        sse += w * ((v - value[j]) / scaling.scale[j]).powi(2);
+                        sst += w * ((v - mean[j]) / scaling.scale[j]).powi(2);
+                    }
                 }
             }
         }

@@ -52,6 +52,10 @@ class MicroaggregationResult:
     released_values : ndarray of float64, shape (n_groups, d), or None
         The group values when they are not the centroids (any aggregation but "mean");
         read :attr:`group_values` instead.
+    missing : str
+        How missing values (NaN) were treated: ``"error"``, ``"fill"`` or ``"keep"``.
+    missing_cells : ndarray of bool, shape (n, d), or None
+        With ``missing="keep"``, the cells that were missing in ``X`` (None when none was).
     """
 
     labels: npt.NDArray[np.int64]
@@ -64,6 +68,8 @@ class MicroaggregationResult:
     aggregation: str = "mean"
     merges: tuple[StratumMerge, ...] = ()
     released_values: Optional[npt.NDArray[np.float64]] = field(default=None, repr=False)
+    missing: str = "error"
+    missing_cells: Optional[npt.NDArray[np.bool_]] = None
 
     @property
     def group_sizes(self) -> npt.NDArray[np.int64]:
@@ -82,8 +88,16 @@ class MicroaggregationResult:
 
     @cached_property
     def aggregated(self) -> npt.NDArray[np.float64]:
-        """The k-anonymous data: every record replaced by its group's value, shape (n, d)."""
-        return self.group_values[self.labels]
+        """The k-anonymous data: every record replaced by its group's value, shape (n, d).
+
+        With missing values, a group's value comes from its observed values:
+        ``missing="fill"`` releases it in every cell (all rows of a group identical),
+        ``missing="keep"`` leaves the cells that were missing in ``X`` as NaN.
+        """
+        out = self.group_values[self.labels]
+        if self.missing_cells is not None:
+            out[self.missing_cells] = np.nan
+        return out
 
 
 def microaggregate(
@@ -101,6 +115,7 @@ def microaggregate(
     weights: Any = None,
     aggregation: str = "mean",
     trim: Optional[float] = None,
+    missing: str = "error",
     **method_params: Any,
 ) -> MicroaggregationResult:
     """Partition the records of ``X`` into groups of at least ``k`` (k-anonymous microaggregation).
@@ -109,7 +124,8 @@ def microaggregate(
     ----------
     X : array-like of shape (n_records, n_attributes)
         Real numbers: NumPy array of any numeric dtype and memory order, nested lists,
-        or a numeric pandas DataFrame. NaN and infinity are rejected.
+        or a numeric pandas DataFrame. Infinity is rejected; NaN too unless ``missing``
+        allows it.
     k : int, default 5
         Minimum group size, ``1 <= k <= n_records``.
     method : str, default "mdav"
@@ -155,6 +171,17 @@ def microaggregate(
     trim : float in [0, 0.5], optional
         The share cut from each end by ``aggregation="trim"`` (default 0.1; 0.5 gives the
         median). Only ``aggregation="trim"`` takes it.
+    missing : {"error", "fill", "keep"}, default "error"
+        Missing values (NaN) in ``X``. ``"error"`` refuses them. ``"fill"`` and ``"keep"``
+        group records by the partial distance (over the attributes observed in both,
+        scaled by d / their number); centroids are means of the observed values, and
+        SSE/SST count observed cells only. ``"fill"`` releases the group's value in every
+        cell (k-anonymous rows); ``"keep"`` leaves missing cells missing in
+        ``aggregated``. A record with every attribute missing joins the last group
+        created. Methods that take missing values: ``"mdav"``, ``"md"``, ``"mdav-star"``,
+        ``"ona-star"``, ``"mondrian"``, ``"mondrian-v"``, ``"mondrian-v2d"``, ``"mona"``,
+        ``"mona-2d"`` (the Mondrian cuts place a record whose cut attribute is missing at
+        the column's observed mean). Infinity is always an error.
     **method_params
         Method-specific options. ``"mdav"``: ``algebraic_distance``, ``distance_reuse``,
         ``partial_sort``, ``centroid_by_subtraction`` (F-MDAV's strategies) and
@@ -187,6 +214,7 @@ def microaggregate(
         raise TypeError("progress must be a microagg._core.Progress")
     n = arr.shape[0]
     codes, strata = factorize_strata(by, n) if by is not None else (None, [])
+    missing = check_str(missing, "missing")
     labels, n_groups, centroids, sse, sst, released, merges = _core.microaggregate_array(
         arr,
         k,
@@ -203,7 +231,9 @@ def microaggregate(
         weights=as_weights(weights, n) if weights is not None else None,
         aggregation=check_str(aggregation, "aggregation"),
         trim=as_trim(trim),
+        missing=missing,
     )
+    cells = np.isnan(arr) if missing == "keep" else None
     return MicroaggregationResult(
         labels,
         n_groups,
@@ -215,24 +245,35 @@ def microaggregate(
         aggregation=aggregation,
         merges=tuple(StratumMerge(strata[s], strata[t], size) for s, t, size in merges),
         released_values=released,
+        missing=missing,
+        missing_cells=cells if cells is not None and cells.any() else None,
     )
 
 
-def _evaluate(X: Any, labels: Any, standardize: bool) -> tuple[float, float]:
+def _evaluate(X: Any, labels: Any, standardize: bool, missing: str) -> tuple[float, float]:
     arr, _ = as_data_matrix(X)
     lab = as_labels(labels, arr.shape[0])
-    _, sse_value, sst_value = _core.evaluate_labels(arr, lab, standardize=check_bool(standardize, "standardize"))
+    _, sse_value, sst_value = _core.evaluate_labels(
+        arr, lab, standardize=check_bool(standardize, "standardize"), missing=check_str(missing, "missing")
+    )
     return sse_value, sst_value
 
 
-def sse(X: Any, labels: Any, standardize: bool = True) -> float:
-    """Within-group sum of squares of ``X`` grouped by ``labels`` (standardized units by default)."""
-    return _evaluate(X, labels, standardize)[0]
+def sse(X: Any, labels: Any, standardize: bool = True, missing: str = "error") -> float:
+    """Within-group sum of squares of ``X`` grouped by ``labels`` (standardized units by default).
+
+    ``missing="fill"`` or ``"keep"`` accepts NaN in ``X`` and sums over the observed cells.
+    """
+    return _evaluate(X, labels, standardize, missing)[0]
 
 
-def information_loss(X: Any, labels: Any, standardize: bool = True) -> float:
-    """SSE / SST of ``X`` grouped by ``labels``, in [0, 1] (0 when every record is equal)."""
-    s, t = _evaluate(X, labels, standardize)
+def information_loss(X: Any, labels: Any, standardize: bool = True, missing: str = "error") -> float:
+    """SSE / SST of ``X`` grouped by ``labels``, in [0, 1] (0 when every record is equal).
+
+    ``missing="fill"`` or ``"keep"`` accepts NaN in ``X``: both sums are then over the
+    observed cells, around the observed means.
+    """
+    s, t = _evaluate(X, labels, standardize, missing)
     return s / t if t > 0 else 0.0
 
 

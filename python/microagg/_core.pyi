@@ -49,6 +49,7 @@ def microaggregate_array(
     weights: Optional[npt.NDArray[np.float64]] = None,
     aggregation: str = "mean",
     trim: Optional[float] = None,
+    missing: str = "error",
 ) -> tuple[
     npt.NDArray[np.int64],
     int,
@@ -59,7 +60,7 @@ def microaggregate_array(
     list[tuple[int, int, int]],
 ]: ...
 def evaluate_labels(
-    x: _Data, labels: npt.NDArray[np.int64], *, standardize: bool
+    x: _Data, labels: npt.NDArray[np.int64], *, standardize: bool, missing: str = "error"
 ) -> tuple[npt.NDArray[np.float64], float, float]: ...
 def method_parameters(method: str) -> tuple[str, ...]: ...
 

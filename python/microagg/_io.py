@@ -21,6 +21,11 @@ import numpy.typing as npt
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
+MISSING_CELLS = frozenset({"", "na", "nan"})
+"""CSV cells read as missing values (case-insensitive, surrounding blanks ignored) under
+``--missing fill|keep``."""
+
+
 class TableError(ValueError):
     """A file that cannot be read or written as a table (one line for the CLI)."""
 
@@ -62,8 +67,9 @@ class Table:
         """Number of data rows."""
         raise NotImplementedError
 
-    def numeric(self, j: int) -> Optional[npt.NDArray[np.float64]]:
-        """Column ``j`` as float64 when it holds numbers, else None."""
+    def numeric(self, j: int, missing: bool = False) -> Optional[npt.NDArray[np.float64]]:
+        """Column ``j`` as float64 when it holds numbers, else None; with ``missing``, missing
+        cells (CSV: empty, "NA" or "nan", any case; Parquet: nulls) are NaN."""
         raise NotImplementedError
 
     def why_not_numeric(self, j: int) -> str:
@@ -76,7 +82,8 @@ class Table:
         raise NotImplementedError
 
     def replaced(self, values: dict[int, npt.NDArray[np.float64]]) -> "Table":
-        """A copy with column ``j`` replaced by the float64 ``values[j]`` for each key."""
+        """A copy with column ``j`` replaced by the float64 ``values[j]`` for each key; a NaN
+        (a cell ``missing="keep"`` left missing) stays missing as it was written."""
         raise NotImplementedError
 
     def to_arrow(self) -> Any:
@@ -99,8 +106,11 @@ class CsvTable(Table):
     def n_rows(self) -> int:
         return len(self.columns[0]) if self.columns else 0
 
-    def numeric(self, j: int) -> Optional[npt.NDArray[np.float64]]:
-        values = _parse(self.columns[j], float)
+    def numeric(self, j: int, missing: bool = False) -> Optional[npt.NDArray[np.float64]]:
+        texts = self.columns[j]
+        if missing:
+            texts = ["nan" if t.strip().lower() in MISSING_CELLS else t for t in texts]
+        values = _parse(texts, float)
         return None if values is None else values.astype(np.float64)
 
     def why_not_numeric(self, j: int) -> str:
@@ -113,7 +123,7 @@ class CsvTable(Table):
     def replaced(self, values: dict[int, npt.NDArray[np.float64]]) -> "CsvTable":
         columns = list(self.columns)
         for j, v in values.items():
-            columns[j] = [repr(float(x)) for x in v]
+            columns[j] = [t if np.isnan(x) else repr(float(x)) for x, t in zip(v, self.columns[j])]
         return CsvTable(self.path, self.names, columns)
 
     def to_arrow(self) -> Any:
@@ -144,8 +154,9 @@ class ArrowTable(Table):
     def n_rows(self) -> int:
         return int(self.table.num_rows)
 
-    def numeric(self, j: int) -> Optional[npt.NDArray[np.float64]]:
-        """Integer, floating and decimal columns; nulls become NaN."""
+    def numeric(self, j: int, missing: bool = False) -> Optional[npt.NDArray[np.float64]]:
+        """Integer, floating and decimal columns; nulls become NaN (refused later unless
+        ``missing``)."""
         col, types = self.table.column(j), _pyarrow(self.path).types
         if not (types.is_integer(col.type) or types.is_floating(col.type) or types.is_decimal(col.type)):
             return None
@@ -162,7 +173,8 @@ class ArrowTable(Table):
     def replaced(self, values: dict[int, npt.NDArray[np.float64]]) -> "ArrowTable":
         table, pa = self.table, _pyarrow(self.path)
         for j, v in values.items():
-            table = table.set_column(j, self.names[j], pa.array(np.asarray(v, dtype=np.float64)))
+            column = np.asarray(v, dtype=np.float64)
+            table = table.set_column(j, self.names[j], pa.array(column, mask=np.isnan(column)))
         return ArrowTable(self.path, table)
 
     def to_arrow(self) -> Any:

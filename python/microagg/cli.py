@@ -97,12 +97,15 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _choose_columns(table: Table, wanted: Optional[str], reserved: dict[int, str]) -> dict[int, np.ndarray]:
+def _choose_columns(
+    table: Table, wanted: Optional[str], reserved: dict[int, str], missing: bool
+) -> dict[int, np.ndarray]:
     """The chosen columns' indices and values (default: every numeric column that is not
-    ``reserved``, the strata and weights columns)."""
+    ``reserved``, the strata and weights columns); with ``missing``, missing cells
+    (empty / "NA" / "nan" in CSV, nulls in Parquet) are NaN."""
     header = table.names
     if wanted is None:
-        parsed = {j: table.numeric(j) for j in range(len(header)) if j not in reserved}
+        parsed = {j: table.numeric(j, missing) for j in range(len(header)) if j not in reserved}
         cols = {j: v for j, v in parsed.items() if v is not None}
         if not cols:
             raise CliError("no numeric column found; name them with --columns")
@@ -114,7 +117,7 @@ def _choose_columns(table: Table, wanted: Optional[str], reserved: dict[int, str
         j = header.index(c)
         if j in reserved:
             raise CliError(f"column {c!r} is both a quasi-identifier (--columns) and in {reserved[j]}")
-        values = table.numeric(j)
+        values = table.numeric(j, missing)
         if values is None:
             raise CliError(f"column {c!r} is not numeric ({table.why_not_numeric(j)})")
         cols[j] = values
@@ -156,7 +159,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     if table.n_rows == 0:
         raise CliError(f"{src} has no data rows")
     strata, weights, reserved = _workflow_columns(table, args.by, args.weights)
-    cols = _choose_columns(table, args.columns, reserved)
+    cols = _choose_columns(table, args.columns, reserved, args.missing != "error")
     idx = list(cols)
     X = np.column_stack(list(cols.values()))
     params = dict(_parse_param(p) for p in args.param)
@@ -176,6 +179,7 @@ def _anonymize(args: argparse.Namespace) -> int:
             weights=weights,
             aggregation=args.aggregation,
             trim=args.trim,
+            missing=args.missing,
             **params,
         ),
     )
@@ -230,6 +234,13 @@ def _parser() -> argparse.ArgumentParser:
         help="what a group releases (default: mean)",
     )
     a.add_argument("--trim", type=float, default=None, help="share cut from each end by --aggregation trim (default 0.1)")
+    a.add_argument(
+        "--missing",
+        choices=["error", "fill", "keep"],
+        default="error",
+        help="empty/NA/nan cells: refuse (default), group by partial distances and write the "
+        "group's value (fill) or leave them missing (keep)",
+    )
     a.set_defaults(func=_anonymize)
 
     sub.add_parser("methods", help="list the methods").set_defaults(

@@ -14,15 +14,21 @@
 //! the exact maximum, and stale entries are refreshed by a farthest-point query that visits
 //! records by decreasing norm and stops at the bound (‖x‖ + ‖y‖)² (O(n) memory). Worst case
 //! O(n³·d/k) time, as in the paper; on real data the refresh queries stop after few records.
+//!
+//! With missing values (NaN cells, DESIGN §8) distances are partial distances
+//! (`kernels_masked.rs`; +∞ between records without a common attribute) and the norms are
+//! over the observed cells; the partial distance is at most d·(‖x‖ + ‖y‖)², the bound used.
 
 use crate::dataset::WorkingSet;
 use crate::float::Float;
+use crate::kernels_masked::partial_dist2;
 use crate::partition::Partition;
 use crate::progress::Progress;
 use std::collections::BinaryHeap;
 
-/// Records as f64 rows with their norms, indexed by id.
-struct Points {
+/// Records as f64 rows with their norms, indexed by id; `MISSING`: cells may be NaN (partial
+/// distances), fixed once at the top so complete data runs the plain distance.
+struct Points<const MISSING: bool> {
     d: usize,
     x: Vec<f64>,
     norm: Vec<f64>,
@@ -30,12 +36,13 @@ struct Points {
     by_norm: Vec<u32>,
 }
 
-impl Points {
+impl<const MISSING: bool> Points<MISSING> {
     fn new<T: Float>(ws: &WorkingSet<T>) -> Self {
         let (n, d) = (ws.n(), ws.d());
         let x = ws.rows_by_id();
+        let square = |v: &f64| if MISSING && v.is_nan() { 0.0 } else { v * v };
         let norm: Vec<f64> =
-            x.chunks_exact(d).map(|r| r.iter().map(|v| v * v).sum::<f64>().sqrt()).collect();
+            x.chunks_exact(d).map(|r| r.iter().map(square).sum::<f64>().sqrt()).collect();
         let mut by_norm: Vec<u32> = (0..n as u32).collect();
         by_norm.sort_by(|&a, &b| norm[b as usize].total_cmp(&norm[a as usize]).then(a.cmp(&b)));
         Points { d, x, norm, by_norm }
@@ -44,7 +51,11 @@ impl Points {
     #[inline]
     fn dist2(&self, a: u32, b: u32) -> f64 {
         let (a, b) = (a as usize * self.d, b as usize * self.d);
-        self.x[a..a + self.d].iter().zip(&self.x[b..b + self.d]).map(|(u, v)| (u - v).powi(2)).sum()
+        let (a, b) = (&self.x[a..a + self.d], &self.x[b..b + self.d]);
+        if MISSING {
+            return partial_dist2(a, b);
+        }
+        a.iter().zip(b).map(|(u, v)| (u - v).powi(2)).sum()
     }
 
     /// The free record farthest from `a` (ties to the lowest id), pruned by norms.
@@ -53,7 +64,8 @@ impl Points {
         for &b in &self.by_norm {
             if let Some((d, _)) = best {
                 let bound = self.norm[a as usize] + self.norm[b as usize];
-                if bound * bound * (1.0 + 1e-9) < d {
+                let bound = if MISSING { bound * bound * self.d as f64 } else { bound * bound };
+                if bound * (1.0 + 1e-9) < d {
                     break;
                 }
             }
@@ -112,8 +124,19 @@ fn entry(owner: u32, (dist, partner): (f64, u32)) -> Entry {
 
 /// Runs MD on a working set (`1 ≤ k ≤ n`); groups are listed in creation order.
 pub fn md_groups<T: Float>(ws: &WorkingSet<T>, k: usize, progress: &Progress) -> Vec<Vec<u32>> {
-    let n = ws.n();
-    let pts = Points::new(ws);
+    if ws.is_masked() {
+        groups(Points::<true>::new(ws), k, progress)
+    } else {
+        groups(Points::<false>::new(ws), k, progress)
+    }
+}
+
+fn groups<const MISSING: bool>(
+    pts: Points<MISSING>,
+    k: usize,
+    progress: &Progress,
+) -> Vec<Vec<u32>> {
+    let n = pts.norm.len();
     let mut free = vec![true; n];
     let mut left = n;
     let mut groups: Vec<Vec<u32>> = Vec::new();

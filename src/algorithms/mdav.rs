@@ -83,7 +83,10 @@ pub fn mdav<T: Float>(
     progress: &Progress,
 ) -> Partition {
     let (metric, selection) = (opts.metric(), opts.selection());
-    let mut order = (opts.norm_pruning && metric == Metric::Algebraic).then(|| NormOrder::new(&ws));
+    // Norm pruning bounds the algebraic score, which the partial distance of missing values
+    // is not: masked data scans.
+    let mut order = (opts.norm_pruning && metric == Metric::Algebraic && !ws.is_masked())
+        .then(|| NormOrder::new(&ws));
     let mut rest = Remaining::new(ws, exec, progress);
     let mut extreme = |rest: &Remaining<T>| {
         let c = rest.centroid(opts.centroid_by_subtraction);

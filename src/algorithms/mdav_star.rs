@@ -16,7 +16,7 @@
 //! Cost: every step is two scans of the unassigned records plus one pass over the clusters,
 //! and removes 1 or k records: O(n²·d/k) in the usual case, O(n²·d) at worst; O(n·d) memory.
 
-use super::clusters::{ClusterStats, sse};
+use super::clusters::ClusterStats;
 use super::norm_order::NormOrder;
 use super::remaining::Remaining;
 use crate::dataset::WorkingSet;
@@ -33,16 +33,16 @@ pub fn mdav_star<T: Float>(
     exec: Exec,
     progress: &Progress,
 ) -> Partition {
-    let center: Vec<T> =
-        ws.prefix_sums(ws.n()).iter().map(|s| T::from_f64_lossy(s / ws.n() as f64)).collect();
-    let mut order = NormOrder::new(&ws);
+    let center: Vec<T> = ws.prefix_means(ws.n());
+    // Missing values: partial distances, no norm pruning (see `remaining.rs`).
+    let mut order = (!ws.is_masked()).then(|| NormOrder::new(&ws));
+    let mut stats = ClusterStats::new_for(center.len(), ws.is_masked());
     let mut rest = Remaining::new(ws, exec, progress);
-    let mut stats = ClusterStats::new(center.len());
     let rows = |rest: &Remaining<T>, ps: &[usize]| -> Vec<Vec<f64>> {
         ps.iter().map(|&p| rest.row_f64(p)).collect()
     };
     while rest.len() >= k {
-        let xbar = rest.farthest_by_norm_order(&mut order, &center);
+        let xbar = rest.farthest_by_norm_order(order.as_mut(), &center);
         let mut n1 = rest.nearest(xbar, k - 1, None);
         n1.push(xbar);
         let x = rest.row_f64(xbar);
@@ -56,8 +56,8 @@ pub fn mdav_star<T: Float>(
             let nu = n1[0];
             let mut n2 = rest.nearest(nu, k - 1, Some(xbar));
             n2.push(nu);
-            let cost1 = sse(&rows(&rest, &n1)) / k as f64;
-            let cost2 = (stats.join_cost(g, &x) + sse(&rows(&rest, &n2))) / (k + 1) as f64;
+            let cost1 = stats.sse_of(&rows(&rest, &n1)) / k as f64;
+            let cost2 = (stats.join_cost(g, &x) + stats.sse_of(&rows(&rest, &n2))) / (k + 1) as f64;
             cost1 > cost2
         });
         match joins {

@@ -30,9 +30,11 @@ pub struct MonaOptions {
     pub max_rounds: usize,
 }
 
-/// Runs MONA on records given row-major (n × d, by id), `1 ≤ k ≤ n`.
+/// Runs MONA on records given row-major (n × d, by id), `1 ≤ k ≤ n`; with `missing`, NaN
+/// cells are missing values.
 pub fn mona(
     values: Vec<f64>,
+    missing: bool,
     d: usize,
     k: usize,
     opts: MonaOptions,
@@ -41,10 +43,17 @@ pub fn mona(
 ) -> Partition {
     let limit = ((values.len() / d) as f64).powf(opts.rho);
     let fine = |m: usize| m as f64 <= limit;
-    let rows = Rows::from_row_major(values.clone(), d);
+    let rows = Rows::from_row_major(values.clone(), d, missing);
+    // With missing values the cuts see each missing cell at the column's observed mean (0 in
+    // the centered units, see `mondrian.rs`); ONA* in the parts uses partial distances.
+    let cut_values = if missing {
+        values.iter().map(|v| if v.is_nan() { 0.0 } else { *v }).collect()
+    } else {
+        values
+    };
     // Parts are counted in the progress once clustered (below), not when cut.
     let (order, sizes) = cut_into_parts(
-        values,
+        cut_values,
         d,
         opts.rule,
         &|m| !fine(m) && m > 2 * k,
@@ -97,7 +106,7 @@ mod tests {
 
     fn run(w: &WorkingSet<f64>, k: usize, rho: f64) -> Partition {
         let opts = MonaOptions { rule: CutRule::Variance, rho, max_rounds: 30 };
-        mona(w.rows_by_id(), w.d(), k, opts, Exec::SEQUENTIAL, &Progress::new())
+        mona(w.rows_by_id(), false, w.d(), k, opts, Exec::SEQUENTIAL, &Progress::new())
     }
 
     #[test]

@@ -5,11 +5,18 @@
 //! shrinks, so every scan is a straight pass over contiguous memory with no index
 //! indirection. Scans are fused with their consumers (argmax, selection of the nearest,
 //! candidates for the next seed), so no distance is ever written to memory.
+//!
+//! With missing values (a masked working set, DESIGN §8) every scan uses the partial-distance
+//! kernels of `kernels_masked.rs` whatever the metric (the algebraic trick needs one norm per
+//! record, which a partial distance does not have), and the centroid is the mean of the
+//! observed values per attribute. The choice is made once per scan; complete data runs the
+//! complete kernels unchanged.
 
 use super::norm_order::NormOrder;
-use crate::dataset::WorkingSet;
+use crate::dataset::{WorkingSet, means};
 use crate::float::Float;
 use crate::kernels::{self, Farthest, Metric, Nearest, Pick, Ranked, ScoreVisitor, Selection};
+use crate::kernels_masked::Partial;
 use crate::parallel::Exec;
 use crate::partition::Partition;
 use crate::progress::Progress;
@@ -21,6 +28,8 @@ pub struct Remaining<'a, T> {
     labels: Vec<u32>,
     n_groups: u32,
     sum: Vec<f64>,
+    /// Observed values per attribute among the unassigned records (missing values only).
+    counts: Option<Vec<f64>>,
     exec: Exec,
     progress: &'a Progress,
 }
@@ -29,8 +38,8 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// All records of `ws`, none assigned.
     pub fn new(ws: WorkingSet<T>, exec: Exec, progress: &'a Progress) -> Self {
         let n = ws.n();
-        let sum = ws.prefix_sums(n);
-        Remaining { ws, m: n, labels: vec![0; n], n_groups: 0, sum, exec, progress }
+        let (sum, counts) = (ws.prefix_sums(n), ws.prefix_counts(n));
+        Remaining { ws, m: n, labels: vec![0; n], n_groups: 0, sum, counts, exec, progress }
     }
 
     /// Number of unassigned records.
@@ -51,16 +60,14 @@ impl<'a, T: Float> Remaining<'a, T> {
     }
 
     /// Centroid of the unassigned records: from the running sum (F-MDAV §3.4, "centroid by
-    /// subtraction"), or recomputed from scratch (the traditional way).
+    /// subtraction"), or recomputed from scratch (the traditional way). With missing values,
+    /// the mean of the observed values per attribute (NaN where none is observed).
     pub fn centroid(&self, by_subtraction: bool) -> Vec<T> {
-        let recomputed;
-        let sum = if by_subtraction {
-            &self.sum
+        if by_subtraction {
+            means(&self.sum, self.counts.as_deref(), self.m)
         } else {
-            recomputed = self.ws.prefix_sums(self.m);
-            &recomputed
-        };
-        sum.iter().map(|s| T::from_f64_lossy(s / self.m as f64)).collect()
+            self.ws.prefix_means(self.m)
+        }
     }
 
     fn scan<V: ScoreVisitor<T>>(
@@ -69,7 +76,11 @@ impl<'a, T: Float> Remaining<'a, T> {
         metric: Metric,
         make: impl Fn() -> V + Sync,
     ) -> V {
-        kernels::scan(self.exec, &self.ws, self.m, reference, metric, make)
+        if self.ws.is_masked() {
+            kernels::scan_with(self.exec, &self.ws, self.m, &Partial::new(reference), make)
+        } else {
+            kernels::scan(self.exec, &self.ws, self.m, reference, metric, make)
+        }
     }
 
     /// Position of the unassigned record farthest from `reference` (ties to the lowest id).
@@ -92,17 +103,18 @@ impl<'a, T: Float> Remaining<'a, T> {
             return (0..2).min_by_key(|&p| self.ws.ids()[p]).expect("two records");
         }
         match order {
-            Some(order) => self.farthest_by_norm_order(order, c),
+            Some(order) => self.farthest_by_norm_order(Some(order), c),
             None => self.farthest_from(c, metric),
         }
     }
 
     /// Like [`Self::farthest_from`] with F-MDAV's algebraic score, by the pruned search of
-    /// [`NormOrder`] (same result); falls back to the streaming scan when the search would
-    /// visit more than 1/512 of the records: a visit gathers d values from d columns, which
-    /// costs hundreds of times a streamed record.
-    pub fn farthest_by_norm_order(&self, order: &mut NormOrder, reference: &[T]) -> usize {
-        match order.farthest(&self.ws, self.m, reference, self.m / 512 + 32) {
+    /// [`NormOrder`] when given (same result); falls back to the streaming scan without one
+    /// or when the search would visit more than 1/512 of the records: a visit gathers d
+    /// values from d columns, which costs hundreds of times a streamed record.
+    pub fn farthest_by_norm_order(&self, order: Option<&mut NormOrder>, reference: &[T]) -> usize {
+        debug_assert!(order.is_none() || !self.ws.is_masked(), "norm pruning needs complete data");
+        match order.and_then(|o| o.farthest(&self.ws, self.m, reference, self.m / 512 + 32)) {
             Some(found) => found.expect("no unassigned record").pos,
             None => self.farthest_from(reference, Metric::Algebraic),
         }
@@ -212,7 +224,7 @@ impl<'a, T: Float> Remaining<'a, T> {
         }
         for p in tail..self.m {
             self.labels[self.ws.ids()[p] as usize] = label;
-            self.ws.subtract_row_from(p, &mut self.sum);
+            self.ws.subtract_row_from(p, &mut self.sum, self.counts.as_mut());
         }
         self.m = tail;
         self.progress.add(g);

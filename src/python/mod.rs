@@ -9,7 +9,8 @@ use crate::error::Error;
 use crate::float::Float;
 use crate::incremental::{Incremental, IncrementalOptions, Strategy, critical_head_start, plan};
 use crate::method::{METHODS, Method, ParamValue};
-use crate::microaggregate::{Options, Outcome, evaluate, microaggregate_with};
+use crate::microaggregate::{Options, Outcome, evaluate, evaluate_missing, microaggregate_with};
+use crate::missing::Missing;
 use crate::parallel::Parallelism;
 use crate::partition::Evaluation;
 use crate::workflow::Workflow;
@@ -148,7 +149,8 @@ fn evaluation_to_py(py: Python<'_>, e: Evaluation) -> Evaluated<'_> {
 /// `(labels, n_groups, centroids, sse, sst, released, merges)`.
 #[pyfunction]
 #[pyo3(signature = (x, k, method, *, standardize, single_precision, n_jobs, seed=None, params=None, progress=None,
-                    by=None, by_names=None, small_strata="error", weights=None, aggregation="mean", trim=None))]
+                    by=None, by_names=None, small_strata="error", weights=None, aggregation="mean", trim=None,
+                    missing="error"))]
 #[allow(clippy::too_many_arguments)]
 fn microaggregate_array<'py>(
     py: Python<'py>,
@@ -167,6 +169,7 @@ fn microaggregate_array<'py>(
     weights: Option<PyReadonlyArray1<'py, f64>>,
     aggregation: &str,
     trim: Option<f64>,
+    missing: &str,
 ) -> PyResult<Released<'py>> {
     let workflow = workflow::build(by, by_names, small_strata, weights, aggregation, trim)?;
     let method = Method::parse(method, &parse_params(params)?).map_err(to_py_err)?;
@@ -174,6 +177,7 @@ fn microaggregate_array<'py>(
         standardize,
         parallelism: Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?,
         seed,
+        missing: Missing::parse(missing).map_err(to_py_err)?,
     };
     let counter = progress
         .map_or_else(|| Arc::new(crate::progress::Progress::new()), |p| p.get().inner.clone());
@@ -192,24 +196,40 @@ fn microaggregate_array<'py>(
     Ok((labels.into_pyarray(py), n_groups, centroids, sse, sst, released, merges))
 }
 
+/// [`evaluate`], or [`evaluate_missing`] when missing values are `observed` (allowed).
+fn evaluate_any<S: Float>(
+    x: ndarray::ArrayView2<'_, S>,
+    labels: Vec<u32>,
+    standardize: bool,
+    observed: bool,
+) -> Result<Evaluation, Error> {
+    if observed {
+        evaluate_missing(x, labels, standardize)
+    } else {
+        evaluate(x, labels, standardize)
+    }
+}
+
 /// Centroids, SSE and SST of `x` grouped by `labels` (0..g−1, every group used).
 #[pyfunction]
-#[pyo3(signature = (x, labels, *, standardize))]
+#[pyo3(signature = (x, labels, *, standardize, missing="error"))]
 fn evaluate_labels<'py>(
     py: Python<'py>,
     x: Data<'py>,
     labels: PyReadonlyArray1<'py, i64>,
     standardize: bool,
+    missing: &str,
 ) -> PyResult<Evaluated<'py>> {
+    let observed = Missing::parse(missing).map_err(to_py_err)? != Missing::Error;
     let labels = to_u32(&labels, "labels must be integers in 0..n_groups-1")?;
     let e = match &x {
         Data::F64(a) => {
             let v = a.as_array();
-            run_detached(py, || evaluate(v, labels, standardize))
+            run_detached(py, || evaluate_any(v, labels, standardize, observed))
         }
         Data::F32(a) => {
             let v = a.as_array();
-            run_detached(py, || evaluate(v, labels, standardize))
+            run_detached(py, || evaluate_any(v, labels, standardize, observed))
         }
     }?;
     Ok(evaluation_to_py(py, e))

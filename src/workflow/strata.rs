@@ -146,14 +146,18 @@ fn merge_small<S: Float>(
     let mut centroids: Vec<Vec<f64>> = members
         .iter()
         .map(|ids| {
-            let mut c = vec![0.0; d];
+            // Means of the observed values; a column the stratum never observes sits at
+            // the file's mean (0 in scaled units), so missing values never make a NaN.
+            let mut sums = vec![(0.0, 0usize); d];
             for &i in ids {
-                for (j, (c, v)) in c.iter_mut().zip(x.row(i as usize)).enumerate() {
-                    *c += scaling.apply(j, v.as_f64());
+                for (j, (s, v)) in sums.iter_mut().zip(x.row(i as usize)).enumerate() {
+                    let z = scaling.apply(j, v.as_f64());
+                    if !z.is_nan() {
+                        *s = (s.0 + z, s.1 + 1);
+                    }
                 }
             }
-            c.iter_mut().for_each(|c| *c /= ids.len().max(1) as f64);
-            c
+            sums.iter().map(|&(s, m)| if m > 0 { s / m as f64 } else { 0.0 }).collect()
         })
         .collect();
     let mut merges = Vec::new();
