@@ -192,7 +192,7 @@ impl Method {
             },
             "ona-star" => Method::OnaStar { max_rounds: p.count("max_rounds", 30, 1)? },
             "mona" | "mona-2d" => Method::Mona(MonaOptions {
-                rule: if name == "mona" { CutRule::Variance } else { CutRule::Variance2D },
+                rule: if name == "mona" { CutRule::Variance } else { CutRule::Variance2DScaled },
                 rho: p.real("rho", 0.5, 0.0, 1.0)?,
                 max_rounds: p.count("max_rounds", 30, 1)?,
             }),
@@ -222,7 +222,8 @@ impl Method {
             Method::OnaStar { .. } => "ona-star",
             Method::Mondrian(CutRule::Range) => "mondrian",
             Method::Mondrian(CutRule::Variance) => "mondrian-v",
-            Method::Mondrian(CutRule::Variance2D) => "mondrian-v2d",
+            // The scaled pair reading is MONA-2D's; as a plain Mondrian it is still V2D.
+            Method::Mondrian(CutRule::Variance2D | CutRule::Variance2DScaled) => "mondrian-v2d",
             Method::Md => "md",
             Method::Vmdav { .. } => "vmdav",
             Method::Optimal => "optimal",
@@ -233,7 +234,7 @@ impl Method {
             Method::Mhm => "mhm",
             Method::MdavMhm => "mdav-mhm",
             Method::Univariate => "univariate",
-            Method::Mona(o) if o.rule == CutRule::Variance2D => "mona-2d",
+            Method::Mona(o) if o.rule == CutRule::Variance2DScaled => "mona-2d",
             Method::Mona(_) => "mona",
         }
     }

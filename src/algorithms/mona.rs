@@ -22,7 +22,7 @@ use rayon::prelude::*;
 /// MONA's settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MonaOptions {
-    /// Mondrian-V (`Variance`) or Mondrian-V2D (`Variance2D`) cuts.
+    /// Mondrian-V (`Variance`) or MONA-2D's 45° pair cuts (`Variance2DScaled`).
     pub rule: CutRule,
     /// Parts of at most n^rho records go to ONA*; rho in [0, 1].
     pub rho: f64,
@@ -105,16 +105,21 @@ mod tests {
     }
 
     fn run(w: &WorkingSet<f64>, k: usize, rho: f64) -> Partition {
-        let opts = MonaOptions { rule: CutRule::Variance, rho, max_rounds: 30 };
+        run_with(w, k, rho, CutRule::Variance)
+    }
+
+    fn run_with(w: &WorkingSet<f64>, k: usize, rho: f64, rule: CutRule) -> Partition {
+        let opts = MonaOptions { rule, rho, max_rounds: 30 };
         mona(w.rows_by_id(), false, w.d(), k, opts, Exec::SEQUENTIAL, &Progress::new())
     }
 
     #[test]
     fn rho_zero_is_mondrian_v_and_rho_one_is_ona_star() {
         let w = ws(500);
-        let mv =
-            mondrian(w.rows_by_id(), 2, 3, CutRule::Variance, Exec::SEQUENTIAL, &Progress::new());
-        assert_eq!(run(&w, 3, 0.0), mv);
+        for rule in [CutRule::Variance, CutRule::Variance2DScaled] {
+            let mv = mondrian(w.rows_by_id(), 2, 3, rule, Exec::SEQUENTIAL, &Progress::new());
+            assert_eq!(run_with(&w, 3, 0.0, rule), mv, "{rule:?}");
+        }
         let os = ona_star(w.clone(), 3, 30, Exec::SEQUENTIAL, &Progress::new());
         assert_eq!(run(&w, 3, 1.0).labels(), os.labels());
     }

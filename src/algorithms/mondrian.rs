@@ -176,7 +176,9 @@ fn move_records(
     with_width!(rec.d, |w| match summary.rule() {
         CutRule::Range => move_rows(rec, w, to, PartSummary::add_to_range, side_of),
         CutRule::Variance => move_rows(rec, w, to, PartSummary::add_to_diagonal, side_of),
-        CutRule::Variance2D => move_rows(rec, w, to, PartSummary::add_to_triangle, side_of),
+        CutRule::Variance2D | CutRule::Variance2DScaled => {
+            move_rows(rec, w, to, PartSummary::add_to_triangle, side_of)
+        }
     });
     Some(sides)
 }
