@@ -116,7 +116,7 @@ pub fn microaggregate_with<S: Float, T: Float>(
     progress.reset();
     let partition = options.parallelism.install(|exec| match &split {
         None => group::<S, T>(x, k, method, &scaling, options.seed, exec, progress),
-        Some(split) => group_parts(x.nrows(), &split.parts, exec, |ids| {
+        Some(split) => group_parts(x.nrows(), &split.parts, exec, |ids, exec| {
             let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
             let part = x.select(Axis(0), &rows);
             let centered =
