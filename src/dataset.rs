@@ -65,6 +65,18 @@ pub fn validate_k(k: usize, n_records: usize) -> Result<()> {
 }
 
 impl Scaling {
+    /// The column means of `x` and a given per-attribute `scale` (finite, positive; one per
+    /// attribute): `x` grouped in the units of a larger file it is part of (DESIGN §10).
+    pub fn with_scale<T: Float>(x: ArrayView2<T>, scale: &[f64]) -> Result<Scaling> {
+        if scale.len() != x.ncols() || !scale.iter().all(|s| s.is_finite() && *s > 0.0) {
+            return Err(Error::InvalidParameter {
+                name: "scale".into(),
+                reason: format!("must be {} finite positive numbers, one per attribute", x.ncols()),
+            });
+        }
+        Ok(Scaling { mean: Scaling::fit(x, false).mean, scale: scale.to_vec() })
+    }
+
     /// Column means and (if `standardize`) population standard deviations of validated data.
     /// Sums that would overflow (values near `f64::MAX`) are taken on rescaled values, so
     /// standardization works at any magnitude. Missing values (NaN) are left out: each column

@@ -22,10 +22,12 @@ use crate::parallel::{Exec, Parallelism};
 use crate::partition::{Evaluation, Partition};
 use crate::progress::Progress;
 use crate::workflow::jobs::group_parts;
+use crate::workflow::parts::cut_into_parts;
 use crate::workflow::strata;
 use crate::workflow::weights::validate_weights;
 use crate::workflow::{Merge, Workflow};
 use ndarray::{ArrayView2, Axis};
+use std::borrow::Cow;
 
 /// Settings shared by every method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,8 +80,9 @@ pub fn microaggregate<S: Float, T: Float>(
 }
 
 /// Microaggregation inside the disclosure-control workflow (DESIGN §8), in its order:
-/// validate → split into strata (merging undersized ones if asked) → group each stratum
-/// with the method (strata in parallel under [`Parallelism::Threads`]) → aggregate each
+/// validate → split into strata (merging undersized ones if asked) → cut each stratum into
+/// parts of at most `max_part` records (DESIGN §10) → group each stratum or part with the
+/// method (in parallel under [`Parallelism::Threads`]) → aggregate each
 /// group (weighted) → assemble one result. Every stratum is grouped in the units of one
 /// scaling fitted on the whole file (centered on the stratum's own mean, which changes
 /// nothing but rounding), so IL is comparable across strata. With missing values allowed
@@ -111,21 +114,45 @@ pub fn microaggregate_with<S: Float, T: Float>(
             reason: format!("method 'univariate' needs exactly one attribute, got {}", x.ncols()),
         });
     }
-    let scaling = Scaling::fit(x, options.standardize);
+    if let Some(m) = workflow.max_part {
+        if m < 2 * k {
+            return Err(Error::InvalidParameter {
+                name: "max_part".into(),
+                reason: format!(
+                    "must be at least 2k = {} (each half of a cut has k), got {m}",
+                    2 * k
+                ),
+            });
+        }
+    }
+    let scaling = match &workflow.scale {
+        Some(scale) => Scaling::with_scale(x, scale)?,
+        None => Scaling::fit(x, options.standardize),
+    };
     let split = match &workflow.strata {
         Some(strata) => Some(strata::split(x, strata, k, workflow.small_strata, &scaling)?),
         None => None,
     };
     if *method == Method::Optimal {
-        let largest =
-            split.as_ref().map_or(x.nrows(), |s| s.parts.iter().map(Vec::len).max().unwrap_or(0));
+        // With max_part, no part is larger than the bound (the exact sizes come later).
+        let bound = workflow.max_part.unwrap_or(usize::MAX);
+        let largest = split
+            .as_ref()
+            .map_or(x.nrows(), |s| s.parts.iter().map(Vec::len).max().unwrap_or(0))
+            .min(bound);
         if largest > MAX_N {
             return Err(Error::InvalidParameter {
                 name: "X".into(),
                 reason: format!(
                     "method 'optimal' is exact and exponential: at most {MAX_N} records, got \
                      {largest}{}",
-                    if split.is_some() { " in the largest stratum" } else { "" }
+                    if workflow.max_part.is_some() {
+                        " (max_part)"
+                    } else if split.is_some() {
+                        " in the largest stratum"
+                    } else {
+                        ""
+                    }
                 ),
             });
         }
@@ -150,18 +177,33 @@ pub fn microaggregate_with<S: Float, T: Float>(
             run(None)
         }
     };
-    let partition = options.parallelism.install(|exec| match &split {
-        None => job(x, &scaling, exec),
-        Some(split) => group_parts(x.nrows(), &split.parts, exec, |ids| {
-            let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
-            let part = x.select(Axis(0), &rows);
-            let centered =
-                Scaling { mean: Scaling::fit(part.view(), false).mean, ..scaling.clone() };
-            job(part.view(), &centered, exec).map_err(|e| match e {
-                Error::Overflow { record } => Error::Overflow { record: rows[record] },
-                e => e,
-            })
-        }),
+    let partition = options.parallelism.install(|exec| {
+        let jobs = match (workflow.max_part, &split) {
+            (None, None) => None,
+            (None, Some(split)) => Some(Cow::Borrowed(&split.parts)),
+            (Some(max_part), _) => {
+                let all = || vec![(0..x.nrows() as u32).collect()];
+                let units = split.as_ref().map_or_else(all, |s| s.parts.clone());
+                let parts: Vec<Vec<u32>> = units
+                    .into_iter()
+                    .flat_map(|ids| cut_into_parts(x, &scaling, ids, max_part, exec))
+                    .collect();
+                (split.is_some() || parts.len() > 1).then_some(Cow::Owned(parts))
+            }
+        };
+        match jobs {
+            None => job(x, &scaling, exec),
+            Some(parts) => group_parts(x.nrows(), &parts, exec, |ids, exec| {
+                let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
+                let part = x.select(Axis(0), &rows);
+                let centered =
+                    Scaling { mean: Scaling::fit(part.view(), false).mean, ..scaling.clone() };
+                job(part.view(), &centered, exec).map_err(|e| match e {
+                    Error::Overflow { record } => Error::Overflow { record: rows[record] },
+                    e => e,
+                })
+            }),
+        }
     })??;
     let merges = split.map_or_else(Vec::new, |s| s.merges);
     debug_assert!(partition.check(k, method.max_group_size(k)).is_ok() || has_missing);

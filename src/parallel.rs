@@ -78,6 +78,11 @@ impl Exec {
         self.threads > 1
     }
 
+    /// Threads of the pool (1 when sequential).
+    pub fn threads(self) -> usize {
+        self.threads
+    }
+
     fn splits(self, len: usize) -> bool {
         self.threads > 1 && len >= PARALLEL_MIN
     }

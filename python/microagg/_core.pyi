@@ -50,6 +50,8 @@ def microaggregate_array(
     aggregation: str = "mean",
     trim: Optional[float] = None,
     missing: str = "error",
+    max_part: Optional[int] = None,
+    scale: Optional[npt.NDArray[np.float64]] = None,
 ) -> tuple[
     npt.NDArray[np.int64],
     int,

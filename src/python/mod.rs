@@ -150,7 +150,7 @@ fn evaluation_to_py(py: Python<'_>, e: Evaluation) -> Evaluated<'_> {
 #[pyfunction]
 #[pyo3(signature = (x, k, method, *, standardize, single_precision, n_jobs, seed=None, params=None, progress=None,
                     by=None, by_names=None, small_strata="error", weights=None, aggregation="mean", trim=None,
-                    missing="error"))]
+                    missing="error", max_part=None, scale=None))]
 #[allow(clippy::too_many_arguments)]
 fn microaggregate_array<'py>(
     py: Python<'py>,
@@ -170,8 +170,11 @@ fn microaggregate_array<'py>(
     aggregation: &str,
     trim: Option<f64>,
     missing: &str,
+    max_part: Option<usize>,
+    scale: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Released<'py>> {
-    let workflow = workflow::build(by, by_names, small_strata, weights, aggregation, trim)?;
+    let workflow =
+        workflow::build(by, by_names, small_strata, weights, aggregation, trim, max_part, scale)?;
     let method = Method::parse(method, &parse_params(params)?).map_err(to_py_err)?;
     let options = Options {
         standardize,

@@ -1,5 +1,6 @@
 //! The workflow arguments of `microaggregate_array` (DESIGN §8): strata codes and names,
-//! weights, `small_strata`, `aggregation` and `trim`, checked into a [`Workflow`].
+//! weights, `small_strata`, `aggregation`, `trim`, `max_part` (DESIGN §10) and the scale
+//! of a part's file, checked into a [`Workflow`].
 
 use super::{to_py_err, to_u32};
 use crate::workflow::{Aggregation, SmallStrata, Strata, Workflow};
@@ -8,6 +9,7 @@ use pyo3::prelude::*;
 
 /// Builds the workflow: `by` holds a stratum code (0..len(by_names)) per record,
 /// `by_names` each stratum's display name.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn build(
     by: Option<PyReadonlyArray1<'_, i64>>,
     by_names: Option<Vec<String>>,
@@ -15,6 +17,8 @@ pub(super) fn build(
     weights: Option<PyReadonlyArray1<'_, f64>>,
     aggregation: &str,
     trim: Option<f64>,
+    max_part: Option<usize>,
+    scale: Option<PyReadonlyArray1<'_, f64>>,
 ) -> PyResult<Workflow> {
     let strata = match by {
         None => None,
@@ -31,5 +35,7 @@ pub(super) fn build(
         small_strata: SmallStrata::parse(small_strata).map_err(to_py_err)?,
         weights: weights.map(|w| w.as_array().to_vec()),
         aggregation: Aggregation::parse(aggregation, trim).map_err(to_py_err)?,
+        max_part,
+        scale: scale.map(|s| s.as_array().to_vec()),
     })
 }

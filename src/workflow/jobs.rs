@@ -3,11 +3,11 @@
 //! of the first stratum first, each stratum's groups in their order of creation).
 //!
 //! Threads: with `n_jobs ≠ 1` the jobs run as tasks of the call's one rayon pool, largest
-//! first (so a big stratum does not start last and run alone), and each job's method gets
-//! the same [`Exec`], so its kernels may split their passes over that pool too. While every
-//! thread is busy with a stratum, a kernel's chunks simply run on its own thread (rayon's
-//! work stealing: no extra threads, no oversubscription); when fewer strata than threads are
-//! left, idle threads steal the running strata's chunks. Each job's partition does not
+//! first (so a big stratum does not start last and run alone). A job's method may itself
+//! split its passes over the pool only when the job holds at least a thread's share of all
+//! records (n / threads): the many equal strata of a typical file then run one per thread
+//! with sequential kernels (no fine-grained synchronisation, one thread per working set),
+//! while a dominant stratum still gets every idle thread. Each job's partition does not
 //! depend on the thread count, and the assembly follows stratum order, not completion
 //! order, so every `n_jobs` gives the same labels.
 
@@ -17,26 +17,31 @@ use crate::partition::Partition;
 use rayon::prelude::*;
 
 /// Groups every part (record ids, ascending) with `group` and assembles the partition of
-/// all `n` records. `group` receives a part's ids and returns the partition of that part
-/// (labels in the part's order). Fails with the first error in part order.
+/// all `n` records. `group` receives a part's ids and the [`Exec`] its method may use, and
+/// returns the partition of that part (labels in the part's order). Fails with the first
+/// error in part order.
 pub fn group_parts(
     n: usize,
     parts: &[Vec<u32>],
     exec: Exec,
-    group: impl Fn(&[u32]) -> Result<Partition> + Sync,
+    group: impl Fn(&[u32], Exec) -> Result<Partition> + Sync,
 ) -> Result<Partition> {
     let pieces: Vec<Result<Partition>> = if exec.is_parallel() && parts.len() > 1 {
+        let inner = |len: usize| if len * exec.threads() >= n { exec } else { Exec::SEQUENTIAL };
         let mut order: Vec<usize> = (0..parts.len()).collect();
         order.sort_by_key(|&p| std::cmp::Reverse(parts[p].len()));
-        let done: Vec<(usize, Result<Partition>)> =
-            order.into_par_iter().with_max_len(1).map(|p| (p, group(&parts[p]))).collect();
+        let done: Vec<(usize, Result<Partition>)> = order
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|p| (p, group(&parts[p], inner(parts[p].len()))))
+            .collect();
         let mut pieces: Vec<Option<Result<Partition>>> = parts.iter().map(|_| None).collect();
         for (p, piece) in done {
             pieces[p] = Some(piece);
         }
         pieces.into_iter().map(|p| p.expect("every part is grouped")).collect()
     } else {
-        parts.iter().map(|ids| group(ids)).collect()
+        parts.iter().map(|ids| group(ids, exec)).collect()
     };
     let mut labels = vec![0u32; n];
     let mut offset = 0u32;
@@ -56,7 +61,7 @@ mod tests {
     use crate::parallel::Parallelism;
 
     /// Groups a part into consecutive pairs (the last group takes an odd leftover).
-    fn pairs(ids: &[u32]) -> Result<Partition> {
+    fn pairs(ids: &[u32], _: Exec) -> Result<Partition> {
         let g = (ids.len() / 2).max(1);
         Ok(Partition::new_unchecked((0..ids.len()).map(|i| (i / 2).min(g - 1) as u32).collect(), g))
     }
@@ -72,13 +77,28 @@ mod tests {
     }
 
     #[test]
+    fn only_a_part_with_a_threads_share_of_the_records_gets_the_pool() {
+        let parts = vec![vec![0, 1, 2, 3, 4], vec![5, 6], vec![7, 8, 9]];
+        let seen = std::sync::Mutex::new(Vec::new());
+        let record = |ids: &[u32], exec: Exec| {
+            seen.lock().unwrap().push((ids.len(), exec.threads()));
+            pairs(ids, exec)
+        };
+        let par = Parallelism::from_n_jobs(2).unwrap();
+        par.install(|e| group_parts(10, &parts, e, record)).unwrap().unwrap();
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort();
+        assert_eq!(seen, vec![(2, 1), (3, 1), (5, 2)]);
+    }
+
+    #[test]
     fn reports_the_first_error_in_part_order() {
         let parts = vec![vec![0], vec![1, 2], vec![3]];
-        let fail = |ids: &[u32]| {
+        let fail = |ids: &[u32], exec| {
             if ids.len() == 1 {
                 Err(crate::Error::InvalidLabels(format!("part at {}", ids[0])))
             } else {
-                pairs(ids)
+                pairs(ids, exec)
             }
         };
         let par = Parallelism::from_n_jobs(2).unwrap();

@@ -3,11 +3,13 @@
 //!
 //! [`crate::microaggregate()`] calls the steps in §8's order: validate (the data, the
 //! [`weights`]) → split into [`strata`] (merging undersized ones if asked) → group each
-//! stratum with the method ([`jobs`], in parallel when threads are allowed) → aggregate each
+//! stratum, or each part of at most `max_part` records ([`parts`]), with the method ([`jobs`],
+//! in parallel when threads are allowed) → aggregate each
 //! group ([`aggregate`], inside the evaluation) → assemble the result.
 
 pub mod aggregate;
 pub mod jobs;
+pub mod parts;
 pub mod strata;
 pub mod weights;
 
@@ -26,6 +28,12 @@ pub struct Workflow {
     pub weights: Option<Vec<f64>>,
     /// The value a group releases (`aggregation=`).
     pub aggregation: Aggregation,
+    /// Cut every stratum into parts of at most this many records (Mondrian-V, ties by row
+    /// index; [`parts`]) and group each part on its own (`max_part=`, DESIGN §10; ≥ 2k).
+    pub max_part: Option<usize>,
+    /// Divide attribute j by `scale[j]` instead of the data's own standard deviation: a
+    /// part of a larger file grouped in that file's units (the Dask engine's parts).
+    pub scale: Option<Vec<f64>>,
 }
 
 #[cfg(test)]
