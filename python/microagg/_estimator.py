@@ -46,6 +46,10 @@ class _MicroAggregator(ParamsMixin):
     ----------
     k, method, standardize, dtype, n_jobs, seed
         As in :func:`microagg.microaggregate`.
+    small_strata, aggregation, trim, missing, max_part
+        The workflow options of :func:`microagg.microaggregate` (DESIGN §8, §10). Strata
+        and sampling weights are per-record data, so they are arguments of ``fit``:
+        ``fit(X, by=strata, sample_weight=weights)``.
     method_params : dict, optional
         Method-specific options (e.g. ``{"partial_sort": False}``).
 
@@ -55,13 +59,29 @@ class _MicroAggregator(ParamsMixin):
     centroids_ : ndarray of float64, shape (n_groups, d)
     n_groups_ : int
     group_sizes_ : ndarray of int64
+    group_values_ : ndarray of float64, shape (n_groups, d)
+        What each group releases (its ``aggregation``; the centroids for "mean").
+    merges_ : tuple of StratumMerge
     sse_, sst_, information_loss_ : float
     n_features_in_ : int
     feature_names_in_ : ndarray of str (only when fitted on a DataFrame)
     """
 
     # The constructor parameters, in order: get_params/set_params/repr read this list.
-    _PARAM_NAMES = ("k", "method", "standardize", "dtype", "n_jobs", "seed", "method_params")
+    _PARAM_NAMES = (
+        "k",
+        "method",
+        "standardize",
+        "dtype",
+        "n_jobs",
+        "seed",
+        "small_strata",
+        "aggregation",
+        "trim",
+        "missing",
+        "max_part",
+        "method_params",
+    )
 
     def __init__(
         self,
@@ -72,6 +92,11 @@ class _MicroAggregator(ParamsMixin):
         dtype: Any = None,
         n_jobs: int = 1,
         seed: Optional[int] = None,
+        small_strata: str = "error",
+        aggregation: str = "mean",
+        trim: Optional[float] = None,
+        missing: str = "error",
+        max_part: Optional[int] = None,
         method_params: Optional[dict[str, Any]] = None,
     ) -> None:
         self.k = k
@@ -80,6 +105,11 @@ class _MicroAggregator(ParamsMixin):
         self.dtype = dtype
         self.n_jobs = n_jobs
         self.seed = seed
+        self.small_strata = small_strata
+        self.aggregation = aggregation
+        self.trim = trim
+        self.missing = missing
+        self.max_part = max_part
         self.method_params = method_params
 
     def _options(self) -> dict[str, Any]:
@@ -98,8 +128,7 @@ class _MicroAggregator(ParamsMixin):
             return self._array(X), None
         return numeric_matrix(frame), np.asarray([str(c) for c in frame.columns], dtype=object)
 
-    @staticmethod
-    def _array(X: Any) -> npt.NDArray[Any]:
+    def _array(self, X: Any) -> npt.NDArray[Any]:
         """A non-frame ``X`` as a 2-D float array; the scikit-learn build uses its
         ``check_array`` (its messages for sparse, complex, 1-D, empty data)."""
         return as_data_matrix(X)[0]
@@ -125,15 +154,20 @@ class _MicroAggregator(ParamsMixin):
                 f"{self.n_features_in_} features as input."
             )
 
-    def fit(self, X: Any, y: Any = None) -> "_MicroAggregator":
-        """Partition ``X`` into groups of at least ``k`` records. ``y`` is ignored."""
+    def fit(self, X: Any, y: Any = None, *, by: Any = None, sample_weight: Any = None) -> "_MicroAggregator":
+        """Partition ``X`` into groups of at least ``k`` records. ``y`` is ignored; ``by``
+        (strata labels) and ``sample_weight`` are ``microaggregate``'s ``by`` and
+        ``weights``."""
         data, names = self._read(X)
-        res = microaggregate(data, self.k, self.method, **self._options())
+        res = microaggregate(data, self.k, self.method, by=by, weights=sample_weight, **self._options())
         self._check_features(X, data, names, reset=True)
         self.labels_ = res.labels
         self.centroids_ = res.centroids
         self.n_groups_ = res.n_groups
         self.group_sizes_ = res.group_sizes
+        self.group_values_ = res.group_values
+        self.merges_ = res.merges
+        self._released = res.aggregated
         self.sse_ = res.sse
         self.sst_ = res.sst
         self.information_loss_ = res.information_loss
@@ -151,19 +185,21 @@ class _MicroAggregator(ParamsMixin):
         self._check_fitted()
         data, names = self._read(X)
         self._check_features(X, data, names, reset=False)
-        if not np.isfinite(data).all():
+        if not np.isfinite(data[~np.isnan(data)] if self.missing != "error" else data).all():
             raise ValueError("X contains NaN or infinity")
         if _fingerprint(data) != self._fingerprint:
             raise ValueError(
                 "microaggregation is transductive: transform() accepts only the data passed to "
                 "fit(); use fit_transform(X) for new data"
             )
-        return self.centroids_[self.labels_]
+        return self._released.copy()
 
-    def fit_transform(self, X: Any, y: Any = None) -> npt.NDArray[np.float64]:
+    def fit_transform(
+        self, X: Any, y: Any = None, *, by: Any = None, sample_weight: Any = None
+    ) -> npt.NDArray[np.float64]:
         """Fit, then return the k-anonymous version of ``X``."""
-        self.fit(X)
-        return self.centroids_[self.labels_]
+        self.fit(X, by=by, sample_weight=sample_weight)
+        return self._released.copy()
 
     def get_feature_names_out(self, input_features: Any = None) -> npt.NDArray[np.object_]:
         """Output column names: the input's (one output column per input column)."""
@@ -209,9 +245,14 @@ def _with_sklearn(base: type[_MicroAggregator]) -> type[_MicroAggregator]:
             if reset:  # also for inputs scikit-learn cannot count (Arrow streams)
                 self.n_features_in_ = data.shape[1]
 
-        @staticmethod
-        def _array(X: Any) -> npt.NDArray[Any]:
-            return np.asarray(check_array(X, dtype=(np.float64, np.float32)))
+        def _array(self, X: Any) -> npt.NDArray[Any]:
+            finite: Any = "allow-nan" if self.missing != "error" else True
+            return np.asarray(check_array(X, dtype=(np.float64, np.float32), ensure_all_finite=finite))
+
+        def __sklearn_tags__(self) -> Any:
+            tags = super().__sklearn_tags__()
+            tags.input_tags.allow_nan = self.missing != "error"
+            return tags
 
         def _check_fitted(self) -> None:  # raises scikit-learn's own NotFittedError
             check_is_fitted(self)
