@@ -115,16 +115,16 @@ def _read_csv(path: str) -> tuple[list[str], list[list[str]]]:
 
 
 MISSING_CELLS = frozenset({"", "na", "nan"})
-"""Cells read as missing values (case-insensitive, surrounding blanks ignored) under ``--missing fill|keep``."""
+"""Cells read as missing values (case-insensitive, surrounding blanks ignored); refused unless ``--missing fill|keep``."""
 
 
-def _cell(text: str, missing: bool) -> float:
-    return float("nan") if missing and text.strip().lower() in MISSING_CELLS else float(text)
+def _cell(text: str) -> float:
+    return float("nan") if text.strip().lower() in MISSING_CELLS else float(text)
 
 
-def _numeric_column(rows: list[list[str]], j: int, missing: bool = False) -> Optional[np.ndarray]:
+def _numeric_column(rows: list[list[str]], j: int) -> Optional[np.ndarray]:
     try:
-        return np.array([_cell(r[j], missing) for r in rows], dtype=np.float64)
+        return np.array([_cell(r[j]) for r in rows], dtype=np.float64)
     except ValueError:
         return None
 
@@ -132,30 +132,39 @@ def _numeric_column(rows: list[list[str]], j: int, missing: bool = False) -> Opt
 def _choose_columns(
     header: list[str], rows: list[list[str]], wanted: Optional[str], missing: bool = False
 ) -> dict[int, np.ndarray]:
-    """The chosen columns' indices and parsed values (default: every numeric column); with
-    ``missing``, empty / "NA" / "nan" cells are NaN."""
+    """The chosen columns' indices and parsed values (default: every numeric column, gaps
+    allowed); empty / "NA" / "nan" cells are NaN, refused unless ``missing`` (so a numeric
+    column with gaps is never silently left out of the default selection)."""
     if wanted is None:
-        parsed = {j: _numeric_column(rows, j, missing) for j in range(len(header))}
-        cols = {j: v for j, v in parsed.items() if v is not None}
+        parsed = {j: _numeric_column(rows, j) for j in range(len(header))}
+        cols = {j: v for j, v in parsed.items() if v is not None and not np.isnan(v).all()}
         if not cols:
             raise CliError("no numeric column found; name them with --columns")
-        return cols
-    cols = {}
-    for c in (c.strip() for c in wanted.split(",") if c.strip()):
-        if c not in header:
-            raise CliError(f"unknown column {c!r}; columns are: {', '.join(header)}")
-        j = header.index(c)
-        values = _numeric_column(rows, j, missing)
-        if values is None:
-            bad = next(i for i, r in enumerate(rows, start=2) if not _is_float(r[j], missing))
-            raise CliError(f"column {c!r} is not numeric (line {bad}: {rows[bad - 2][j]!r})")
-        cols[j] = values
+    else:
+        cols = {}
+        for c in (c.strip() for c in wanted.split(",") if c.strip()):
+            if c not in header:
+                raise CliError(f"unknown column {c!r}; columns are: {', '.join(header)}")
+            j = header.index(c)
+            values = _numeric_column(rows, j)
+            if values is None:
+                bad = next(i for i, r in enumerate(rows, start=2) if not _is_float(r[j]))
+                raise CliError(f"column {c!r} is not numeric (line {bad}: {rows[bad - 2][j]!r})")
+            cols[j] = values
+    if not missing:
+        for j, values in cols.items():
+            if np.isnan(values).any():
+                line = int(np.argmax(np.isnan(values))) + 2
+                raise CliError(
+                    f"column {header[j]!r} has missing values (line {line}: {rows[line - 2][j]!r}); "
+                    "use --missing fill or --missing keep"
+                )
     return cols
 
 
-def _is_float(text: str, missing: bool = False) -> bool:
+def _is_float(text: str) -> bool:
     try:
-        _cell(text, missing)
+        _cell(text)
         return True
     except ValueError:
         return False
