@@ -112,38 +112,27 @@ impl Scaling {
     /// the working precision `T`: the input of the algorithms that never use the column-major
     /// working copy (the Mondrian family). Fails like [`WorkingSet::new`] on overflow.
     pub fn rows_of<S: Float, T: Float>(&self, x: ArrayView2<S>) -> Result<Vec<f64>> {
-        self.rows_with::<S, T>(x, None)
+        self.rows_with::<S, T>(x, false)
     }
 
-    /// [`Scaling::rows_of`] for data with missing values (NaN): each missing cell becomes
-    /// `fill` (NaN keeps it missing; 0 is the column's observed mean in these units).
-    pub fn rows_of_missing<S: Float, T: Float>(
-        &self,
-        x: ArrayView2<S>,
-        fill: f64,
-    ) -> Result<Vec<f64>> {
-        self.rows_with::<S, T>(x, Some(fill))
+    /// [`Scaling::rows_of`] for data with missing values: each missing cell is `f64::NAN`
+    /// (a positive NaN, whatever the input's NaN was).
+    pub fn rows_of_missing<S: Float, T: Float>(&self, x: ArrayView2<S>) -> Result<Vec<f64>> {
+        self.rows_with::<S, T>(x, true)
     }
 
-    fn rows_with<S: Float, T: Float>(
-        &self,
-        x: ArrayView2<S>,
-        fill: Option<f64>,
-    ) -> Result<Vec<f64>> {
+    fn rows_with<S: Float, T: Float>(&self, x: ArrayView2<S>, missing: bool) -> Result<Vec<f64>> {
         let mut rows = Vec::with_capacity(x.len());
         let mut total = 0.0;
         for (i, r) in x.rows().into_iter().enumerate() {
             for (j, v) in r.iter().enumerate() {
                 let z = T::from_f64_lossy(self.apply(j, v.as_f64())).as_f64();
                 if !z.is_finite() {
-                    match fill {
-                        Some(f) if v.is_nan() => {
-                            // f is 0 or NaN: adds nothing to the total
-                            rows.push(f);
-                            continue;
-                        }
-                        _ => return Err(Error::Overflow { record: i }),
+                    if missing && v.is_nan() {
+                        rows.push(f64::NAN);
+                        continue;
                     }
+                    return Err(Error::Overflow { record: i });
                 }
                 total += z * z;
                 rows.push(z);

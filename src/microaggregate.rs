@@ -234,23 +234,13 @@ fn group<S: Float, T: Float>(
     progress: &Progress,
 ) -> Result<Partition> {
     let d = x.ncols();
+    // The Mondrian family works on row-major records and needs no column-major copy.
+    let rows = |x| {
+        if has_missing { scaling.rows_of_missing::<S, T>(x) } else { scaling.rows_of::<S, T>(x) }
+    };
     Ok(match *method {
-        Method::Mondrian(rule) => {
-            let rows = if has_missing {
-                scaling.rows_of_missing::<S, T>(x, 0.0)?
-            } else {
-                scaling.rows_of::<S, T>(x)?
-            };
-            mondrian(rows, d, k, rule, exec, progress)
-        }
-        Method::Mona(opts) => {
-            let rows = if has_missing {
-                scaling.rows_of_missing::<S, T>(x, f64::NAN)?
-            } else {
-                scaling.rows_of::<S, T>(x)?
-            };
-            mona(rows, has_missing, d, k, opts, exec, progress)
-        }
+        Method::Mondrian(rule) => mondrian(rows(x)?, has_missing, d, k, rule, exec, progress),
+        Method::Mona(opts) => mona(rows(x)?, has_missing, d, k, opts, exec, progress),
         _ => {
             let ws = if has_missing {
                 WorkingSet::<T>::with_missing(x, scaling)?

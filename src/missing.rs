@@ -56,7 +56,7 @@ impl Missing {
             "keep" => Ok(Missing::Keep),
             _ => Err(Error::InvalidParameter {
                 name: "missing".into(),
-                reason: format!("must be one of 'error', 'fill', 'keep', got {name:?}"),
+                reason: format!("must be one of '{}', got {name:?}", MISSING_MODES.join("', '")),
             }),
         }
     }
@@ -189,7 +189,9 @@ mod tests {
 
     #[test]
     fn parses_modes_and_refuses_other_methods() {
-        assert_eq!(Missing::parse("keep").unwrap(), Missing::Keep);
+        for name in MISSING_MODES {
+            assert_eq!(Missing::parse(name).unwrap().name(), *name);
+        }
         assert!(
             Missing::parse("drop").unwrap_err().to_string().contains("'error', 'fill', 'keep'")
         );

@@ -163,8 +163,10 @@ def test_cli_missing_end_to_end(tmp_path: Path) -> None:
             w.writerow([f"r{i}", age, income])
     with open(src, newline="") as f:
         original = list(csv.reader(f))[1:]
-    r = run_cli("anonymize", str(src), "-k", "4", "--columns", "age,income", cwd=tmp_path)
-    assert r.returncode == 2 and "not numeric" in r.stderr
+    for columns in (["--columns", "age,income"], []):  # gaps never drop a column silently
+        r = run_cli("anonymize", str(src), "-k", "4", *columns, cwd=tmp_path)
+        assert r.returncode == 2 and "column 'age' has missing values (line 2: '')" in r.stderr, r.stderr
+        assert "--missing fill" in r.stderr
     for mode in ("fill", "keep"):
         out = tmp_path / f"{mode}.csv"
         r = run_cli("anonymize", str(src), "-k", "4", "--missing", mode, "-o", str(out), cwd=tmp_path)

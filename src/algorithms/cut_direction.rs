@@ -7,6 +7,12 @@
 //! are taken around a shift (the parent's mean): Σ(x−c)(x−c)ᵀ − m(μ−c)(μ−c)ᵀ is the scatter
 //! of the part for any c, and with c near μ it loses only a few bits to cancellation, far
 //! below the 1e-9 tie tolerance.
+//!
+//! With missing values (NaN cells, DESIGN §8; the `MISSING` variants, chosen once per run) a
+//! range is over the observed values (min/max skip NaN), and in the sums a missing cell counts
+//! at the shift, i.e. at the parent part's mean: it adds no spread of its own.
+
+use crate::float::order_bits;
 
 /// How a part's cut direction is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +61,20 @@ impl Direction {
             Direction::Pair(i, j, sign) => x[i] + sign * x[j],
         }
     }
+
+    /// The sort key of a record along this direction (see [`order_bits`]); with `missing`, a
+    /// missing cell (NaN) counts as 0, the column's observed mean in the centered units.
+    #[inline(always)]
+    pub(crate) fn key(self, x: &[f64], missing: bool) -> u64 {
+        if !missing {
+            return order_bits(self.project(x));
+        }
+        let at = |j: usize| if x[j].is_nan() { 0.0 } else { x[j] };
+        order_bits(match self {
+            Direction::Attribute(j) => at(j),
+            Direction::Pair(i, j, sign) => at(i) + sign * at(j),
+        })
+    }
 }
 
 /// What a [`CutRule`] needs to know about a part, gathered one record at a time: the
@@ -89,32 +109,43 @@ impl PartSummary {
     }
 
     /// The summary of `rows` (row-major, d columns), around their own mean: two passes.
-    pub(crate) fn of(rule: CutRule, rows: &[f64], d: usize) -> PartSummary {
+    /// `missing`: cells may be NaN.
+    pub(crate) fn of(rule: CutRule, rows: &[f64], d: usize, missing: bool) -> PartSummary {
+        if missing {
+            Self::of_rows::<true>(rule, rows, d)
+        } else {
+            Self::of_rows::<false>(rule, rows, d)
+        }
+    }
+
+    fn of_rows<const MISSING: bool>(rule: CutRule, rows: &[f64], d: usize) -> PartSummary {
         let mut around_zero = PartSummary::empty(rule, &vec![0.0; d]);
         if rule != CutRule::Range {
-            rows.chunks_exact(d).for_each(|x| around_zero.add_mean_only(x));
+            rows.chunks_exact(d).for_each(|x| around_zero.add_mean_only::<MISSING>(x));
         }
         let mut summary = PartSummary::empty(rule, &around_zero.mean());
-        rows.chunks_exact(d).for_each(|x| summary.add(x));
+        rows.chunks_exact(d).for_each(|x| summary.add::<MISSING>(x));
         summary
     }
 
     /// Counts `x` in the first sums only (enough for [`PartSummary::mean`]).
-    fn add_mean_only(&mut self, x: &[f64]) {
+    fn add_mean_only<const MISSING: bool>(&mut self, x: &[f64]) {
         self.count += 1;
         let (shift, rest) = self.values.split_at_mut(self.d);
-        for ((s, c), v) in rest[..self.d].iter_mut().zip(shift.iter()).zip(x) {
-            *s += v - c;
+        for ((s, c), &v) in rest[..self.d].iter_mut().zip(shift.iter()).zip(x) {
+            *s += deviation::<MISSING>(v, *c);
         }
     }
 
     /// Adds record `x`.
-    pub(crate) fn add(&mut self, x: &[f64]) {
+    pub(crate) fn add<const MISSING: bool>(&mut self, x: &[f64]) {
         let d = self.d;
         match self.rule {
             CutRule::Range => self.add_to_range(x, d),
-            CutRule::Variance => self.add_to_diagonal(x, d),
-            CutRule::Variance2D | CutRule::Variance2DScaled => self.add_to_triangle(x, d),
+            CutRule::Variance => self.add_to_diagonal::<MISSING>(x, d),
+            CutRule::Variance2D | CutRule::Variance2DScaled => {
+                self.add_to_triangle::<MISSING>(x, d)
+            }
         }
     }
 
@@ -132,12 +163,12 @@ impl PartSummary {
 
     /// [`PartSummary::add`] for a `Variance` summary.
     #[inline(always)]
-    pub(crate) fn add_to_diagonal(&mut self, x: &[f64], d: usize) {
+    pub(crate) fn add_to_diagonal<const MISSING: bool>(&mut self, x: &[f64], d: usize) {
         self.count += 1;
         let (shift, rest) = self.values[..3 * d].split_at_mut(d);
         let (first, second) = rest.split_at_mut(d);
         for (((s, q), c), &v) in first.iter_mut().zip(second.iter_mut()).zip(&*shift).zip(&x[..d]) {
-            let dev = v - c;
+            let dev = deviation::<MISSING>(v, *c);
             *s += dev;
             *q += dev * dev;
         }
@@ -145,13 +176,13 @@ impl PartSummary {
 
     /// [`PartSummary::add`] for a `Variance2D` summary.
     #[inline(always)]
-    pub(crate) fn add_to_triangle(&mut self, x: &[f64], d: usize) {
+    pub(crate) fn add_to_triangle<const MISSING: bool>(&mut self, x: &[f64], d: usize) {
         self.count += 1;
         let (shift, rest) = self.values[..(3 + d) * d].split_at_mut(d);
         let (first, rest) = rest.split_at_mut(d);
         let (second, dev) = rest.split_at_mut(d * d);
         for ((dv, f), (&v, c)) in dev.iter_mut().zip(first).zip(x[..d].iter().zip(&*shift)) {
-            *dv = v - c;
+            *dv = deviation::<MISSING>(v, *c);
             *f += *dv;
         }
         // Row i of the upper triangle: an axpy over the deviations i..d.
@@ -227,6 +258,12 @@ impl PartSummary {
     }
 }
 
+/// `v − c`, or 0 for a missing `v` (NaN) when `MISSING`.
+#[inline(always)]
+fn deviation<const MISSING: bool>(v: f64, c: f64) -> f64 {
+    if MISSING && v.is_nan() { 0.0 } else { v - c }
+}
+
 /// The first candidate whose score is within [`TIE`] of the best.
 fn first_best(scores: impl Iterator<Item = (Direction, f64)> + Clone) -> Direction {
     let best = scores.clone().map(|(_, s)| s).fold(f64::NEG_INFINITY, f64::max);
@@ -242,7 +279,7 @@ mod tests {
     use super::*;
 
     fn direction_of(rule: CutRule, rows: &[f64], d: usize) -> Direction {
-        PartSummary::of(rule, rows, d).direction()
+        PartSummary::of(rule, rows, d, false).direction()
     }
 
     #[test]
@@ -293,9 +330,9 @@ mod tests {
     #[test]
     fn shifted_sums_give_the_two_pass_scatter() {
         let rows: Vec<f64> = (0..300).map(|i| ((i * 37) % 101) as f64 * 0.01 + 1e3).collect();
-        let exact = PartSummary::of(CutRule::Variance2D, &rows, 3);
+        let exact = PartSummary::of(CutRule::Variance2D, &rows, 3, false);
         let mut shifted = PartSummary::empty(CutRule::Variance2D, &[1e3 - 0.4, 1e3, 1e3 + 0.3]);
-        rows.chunks_exact(3).for_each(|x| shifted.add(x));
+        rows.chunks_exact(3).for_each(|x| shifted.add::<false>(x));
         for (i, j) in [(0, 0), (1, 2), (2, 1), (2, 2)] {
             let (a, b) = (exact.scatter(i, j), shifted.scatter(i, j));
             assert!((a - b).abs() <= 1e-9 * a.abs(), "{i},{j}: {a} vs {b}");

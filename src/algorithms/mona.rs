@@ -44,16 +44,10 @@ pub fn mona(
     let limit = ((values.len() / d) as f64).powf(opts.rho);
     let fine = |m: usize| m as f64 <= limit;
     let rows = Rows::from_row_major(values.clone(), d, missing);
-    // With missing values the cuts see each missing cell at the column's observed mean (0 in
-    // the centered units, see `mondrian.rs`); ONA* in the parts uses partial distances.
-    let cut_values = if missing {
-        values.iter().map(|v| if v.is_nan() { 0.0 } else { *v }).collect()
-    } else {
-        values
-    };
     // Parts are counted in the progress once clustered (below), not when cut.
     let (order, sizes) = cut_into_parts(
-        cut_values,
+        values,
+        missing,
         d,
         opts.rule,
         &|m| !fine(m) && m > 2 * k,
@@ -117,7 +111,8 @@ mod tests {
     fn rho_zero_is_mondrian_v_and_rho_one_is_ona_star() {
         let w = ws(500);
         for rule in [CutRule::Variance, CutRule::Variance2DScaled] {
-            let mv = mondrian(w.rows_by_id(), 2, 3, rule, Exec::SEQUENTIAL, &Progress::new());
+            let mv =
+                mondrian(w.rows_by_id(), false, 2, 3, rule, Exec::SEQUENTIAL, &Progress::new());
             assert_eq!(run_with(&w, 3, 0.0, rule), mv, "{rule:?}");
         }
         let os = ona_star(w.clone(), 3, 30, Exec::SEQUENTIAL, &Progress::new());
