@@ -22,8 +22,8 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
 MISSING_CELLS = frozenset({"", "na", "nan"})
-"""CSV cells read as missing values (case-insensitive, surrounding blanks ignored) under
-``--missing fill|keep``."""
+"""CSV cells read as missing values (case-insensitive, surrounding blanks ignored); the CLI
+refuses them unless ``--missing fill|keep``."""
 
 
 class TableError(ValueError):
@@ -67,9 +67,13 @@ class Table:
         """Number of data rows."""
         raise NotImplementedError
 
-    def numeric(self, j: int, missing: bool = False) -> Optional[npt.NDArray[np.float64]]:
-        """Column ``j`` as float64 when it holds numbers, else None; with ``missing``, missing
-        cells (CSV: empty, "NA" or "nan", any case; Parquet: nulls) are NaN."""
+    def numeric(self, j: int) -> Optional[npt.NDArray[np.float64]]:
+        """Column ``j`` as float64 when it holds numbers, else None; missing cells (CSV:
+        empty, "NA" or "nan", any case; Parquet: nulls) are NaN."""
+        raise NotImplementedError
+
+    def cell(self, j: int, i: int) -> str:
+        """Where data row ``i`` of column ``j`` is and what it holds, for an error message."""
         raise NotImplementedError
 
     def why_not_numeric(self, j: int) -> str:
@@ -106,12 +110,13 @@ class CsvTable(Table):
     def n_rows(self) -> int:
         return len(self.columns[0]) if self.columns else 0
 
-    def numeric(self, j: int, missing: bool = False) -> Optional[npt.NDArray[np.float64]]:
-        texts = self.columns[j]
-        if missing:
-            texts = ["nan" if t.strip().lower() in MISSING_CELLS else t for t in texts]
+    def numeric(self, j: int) -> Optional[npt.NDArray[np.float64]]:
+        texts = ["nan" if t.strip().lower() in MISSING_CELLS else t for t in self.columns[j]]
         values = _parse(texts, float)
         return None if values is None else values.astype(np.float64)
+
+    def cell(self, j: int, i: int) -> str:
+        return f"line {i + 2}: {self.columns[j][i]!r}"
 
     def why_not_numeric(self, j: int) -> str:
         line, text = next((i, t) for i, t in enumerate(self.columns[j], start=2) if _parse([t], float) is None)
@@ -154,13 +159,15 @@ class ArrowTable(Table):
     def n_rows(self) -> int:
         return int(self.table.num_rows)
 
-    def numeric(self, j: int, missing: bool = False) -> Optional[npt.NDArray[np.float64]]:
-        """Integer, floating and decimal columns; nulls become NaN (refused later unless
-        ``missing``)."""
+    def numeric(self, j: int) -> Optional[npt.NDArray[np.float64]]:
+        """Integer, floating and decimal columns; nulls become NaN."""
         col, types = self.table.column(j), _pyarrow(self.path).types
         if not (types.is_integer(col.type) or types.is_floating(col.type) or types.is_decimal(col.type)):
             return None
         return np.asarray(col.cast("float64").to_numpy(), dtype=np.float64)
+
+    def cell(self, j: int, i: int) -> str:
+        return f"row {i + 1}: {self.table.column(j)[i].as_py()!r}"
 
     def why_not_numeric(self, j: int) -> str:
         return f"type {self.table.column(j).type}"

@@ -101,26 +101,34 @@ def _choose_columns(
     table: Table, wanted: Optional[str], reserved: dict[int, str], missing: bool
 ) -> dict[int, np.ndarray]:
     """The chosen columns' indices and values (default: every numeric column that is not
-    ``reserved``, the strata and weights columns); with ``missing``, missing cells
-    (empty / "NA" / "nan" in CSV, nulls in Parquet) are NaN."""
+    ``reserved``, the strata and weights columns, gaps allowed). Missing cells (empty /
+    "NA" / "nan" in CSV, nulls in Parquet) are NaN, refused unless ``missing``, so a numeric
+    column with gaps is never silently left out of the default selection."""
     header = table.names
     if wanted is None:
-        parsed = {j: table.numeric(j, missing) for j in range(len(header)) if j not in reserved}
-        cols = {j: v for j, v in parsed.items() if v is not None}
+        parsed = {j: table.numeric(j) for j in range(len(header)) if j not in reserved}
+        cols = {j: v for j, v in parsed.items() if v is not None and not np.isnan(v).all()}
         if not cols:
             raise CliError("no numeric column found; name them with --columns")
-        return cols
-    cols = {}
-    for c in (c.strip() for c in wanted.split(",") if c.strip()):
-        if c not in header:
-            raise CliError(f"unknown column {c!r}; columns are: {', '.join(header)}")
-        j = header.index(c)
-        if j in reserved:
-            raise CliError(f"column {c!r} is both a quasi-identifier (--columns) and in {reserved[j]}")
-        values = table.numeric(j, missing)
-        if values is None:
-            raise CliError(f"column {c!r} is not numeric ({table.why_not_numeric(j)})")
-        cols[j] = values
+    else:
+        cols = {}
+        for c in (c.strip() for c in wanted.split(",") if c.strip()):
+            if c not in header:
+                raise CliError(f"unknown column {c!r}; columns are: {', '.join(header)}")
+            j = header.index(c)
+            if j in reserved:
+                raise CliError(f"column {c!r} is both a quasi-identifier (--columns) and in {reserved[j]}")
+            values = table.numeric(j)
+            if values is None:
+                raise CliError(f"column {c!r} is not numeric ({table.why_not_numeric(j)})")
+            cols[j] = values
+    if not missing:
+        for j, values in cols.items():
+            if np.isnan(values).any():
+                where = table.cell(j, int(np.argmax(np.isnan(values))))
+                raise CliError(
+                    f"column {header[j]!r} has missing values ({where}); use --missing fill or --missing keep"
+                )
     return cols
 
 

@@ -306,7 +306,7 @@ mod tests {
         // Uncorrelated attributes of equal scatter 4: a scaled pair key would only tie the
         // singles (4), the unscaled key x_0 ± x_1 scores 8 for either sign; o = −1 is first.
         let rows = [1.0, 1.0, 1.0, -1.0, -1.0, 1.0, -1.0, -1.0];
-        let summary = PartSummary::of(CutRule::Variance2D, &rows, 2);
+        let summary = PartSummary::of(CutRule::Variance2D, &rows, 2, false);
         assert_eq!(summary.direction(), Direction::Pair(0, 1, -1.0));
         assert_eq!(summary.direction().project(&[2.0, 3.0]), -1.0);
         assert_eq!(direction_of(CutRule::Variance, &rows, 2), Direction::Attribute(0));
