@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -125,3 +127,18 @@ def test_estimator_takes_strata_weights_and_missing_values() -> None:
     assert np.array_equal(out, res.aggregated, equal_nan=True)
     assert np.array_equal(est.transform(X), out, equal_nan=True)
     assert np.array_equal(est.group_values_, res.group_values)
+
+
+def test_cli_max_part(tmp_path: Path) -> None:
+    import csv
+
+    X = np.random.default_rng(5).normal(size=(400, 2))
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    with open(src, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["a", "b"])
+        w.writerows(X.tolist())
+    assert main(["anonymize", str(src), "-k", "3", "--max-part", "50", "-o", str(out)]) == 0
+    got = np.loadtxt(out, delimiter=",", skiprows=1)
+    assert np.array_equal(got, ma.microaggregate(np.loadtxt(src, delimiter=",", skiprows=1), 3, max_part=50).aggregated)
+    assert main(["anonymize", str(src), "-k", "3", "--max-part", "5", "-o", str(out)]) == 2

@@ -188,6 +188,7 @@ def _anonymize(args: argparse.Namespace) -> int:
             aggregation=args.aggregation,
             trim=args.trim,
             missing=args.missing,
+            max_part=args.max_part,
             **params,
         ),
     )
@@ -248,6 +249,13 @@ def _parser() -> argparse.ArgumentParser:
         default="error",
         help="empty/NA/nan cells: refuse (default), group by partial distances and write the "
         "group's value (fill) or leave them missing (keep)",
+    )
+    a.add_argument(
+        "--max-part",
+        type=int,
+        default=None,
+        metavar="N",
+        help="cut into parts of at most N records (Mondrian-V), then run the method on each part",
     )
     a.set_defaults(func=_anonymize)
 
