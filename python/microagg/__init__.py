@@ -12,7 +12,7 @@ float32 or float64) with the GIL released.
 True
 """
 
-from . import datasets, incremental
+from . import datasets, incremental, risk, utility
 from ._api import (
     METHODS,
     MicroaggregationResult,
@@ -21,6 +21,7 @@ from ._api import (
     microaggregate,
     sse,
 )
+from ._assessment import Assessment, assess
 from ._core import Progress, __version__
 from ._estimator import MicroAggregator
 from ._pandas import anonymize
@@ -28,16 +29,20 @@ from .incremental import IncrementalMicroaggregator
 
 __all__ = [
     "METHODS",
+    "Assessment",
     "IncrementalMicroaggregator",
     "MicroAggregator",
     "MicroaggregationResult",
     "Progress",
     "__version__",
     "anonymize",
+    "assess",
     "datasets",
     "incremental",
     "information_loss",
     "is_k_anonymous",
     "microaggregate",
+    "risk",
     "sse",
+    "utility",
 ]
