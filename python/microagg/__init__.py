@@ -12,7 +12,7 @@ float32 or float64) with the GIL released.
 True
 """
 
-from . import datasets, incremental, risk, utility
+from . import datasets, incremental, plot, risk, utility
 from ._api import (
     METHODS,
     MicroaggregationResult,
@@ -42,6 +42,7 @@ __all__ = [
     "information_loss",
     "is_k_anonymous",
     "microaggregate",
+    "plot",
     "risk",
     "sse",
     "utility",

@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from . import _core, datasets
+from . import _cli_assess, _core, datasets
 from ._api import METHODS, MicroaggregationResult, microaggregate
 
 _DATASETS: dict[str, Callable[[], Any]] = {
@@ -229,6 +229,8 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--no-standardize", action="store_true", help="do not z-score the columns first")
     a.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
     a.set_defaults(func=_anonymize)
+
+    _cli_assess.add_parser(sub)
 
     sub.add_parser("methods", help="list the methods").set_defaults(
         func=lambda args: print("\n".join(METHODS)) or 0
