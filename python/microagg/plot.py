@@ -43,7 +43,8 @@ def ru_map(
     Returns
     -------
     matplotlib.figure.Figure
-        One line and marker style per method, each point labelled with its k.
+        One line and marker style per method, each point labelled with its k (releases
+        of one method at the same point share one label, e.g. "4,5,6").
     """
     try:
         from matplotlib.figure import Figure
@@ -65,8 +66,12 @@ def ru_map(
         pts = sorted((int(r["k"]), 100 * float(r[loss]), 100 * float(r[risk])) for r in rows if str(r["method"]) == method)
         xs, ys = [p[1] for p in pts], [p[2] for p in pts]
         (line,) = ax.plot(xs, ys, marker=markers[i % len(markers)], markersize=6, linewidth=1.2, label=method)
+        labels: dict[tuple[float, float], list[str]] = {}  # releases at one point share a label
         for k, x, y in pts:
-            ax.annotate(f"{k}", (x, y), xytext=(4, 4), textcoords="offset points", fontsize=8, color=line.get_color())
+            labels.setdefault((x, y), []).append(str(k))
+        for (x, y), ks in labels.items():
+            ax.annotate(",".join(ks), (x, y), xytext=(4, 4), textcoords="offset points", fontsize=8,
+                        color=line.get_color())
     ax.set_xlabel(f"information loss ({'SSE/SST' if loss == 'information_loss' else loss}, %)")
     ax.set_ylabel(RISK_LABELS.get(risk, f"{risk} (%)"))
     ax.set_title(title or "R-U map: disclosure risk vs information loss (labels: k)")

@@ -3,16 +3,16 @@
 //!
 //! In 10 or more dimensions a k-d tree's internal nodes rarely prune, while a flat list of
 //! small, spatially coherent blocks (the leaves of a k-d tree of leaf size [`BLOCK`]) does:
-//! a query computes the lower bound of each block's box in turn, skips the block when the
-//! bound exceeds the best distance found so far (a caller who starts from a good bound,
-//! such as the distance to a known candidate, skips most blocks from the start; visiting
-//! blocks nearest first was measured slower: its sort costs more than it saves), and
-//! computes a visited block's [`BLOCK`] distances in one pass over its columns (the inner
+//! a query computes the lower bounds of all blocks' boxes (one vectorized pass per
+//! attribute), skips each block whose bound exceeds the best distance found by the time it
+//! is reached (a caller who starts from a good bound, such as the distance to a known
+//! candidate, skips most blocks from the start; visiting blocks nearest first was measured
+//! slower: its sort costs more than it saves), and computes a visited block's [`BLOCK`] distances in one pass over its columns (the inner
 //! loop runs across points, which LLVM vectorizes). Each distance is the sum of
 //! [`squared_distance`](super::squared_distance) in the same order, bit for bit.
 
 use super::kdtree::KdTree;
-use super::{NearestIndex, Ties, box_lower_bound};
+use super::{NearestIndex, Ties};
 use crate::float::Float;
 
 /// Points per block.
@@ -24,7 +24,10 @@ pub struct BlockIndex<T> {
     dim: usize,
     /// Per block, `dim` columns of [`BLOCK`] values (unused lanes hold zeros).
     columns: Vec<T>,
-    /// Per block, `dim` lower then `dim` upper box corners.
+    /// Box corners attribute by attribute: `lower[j * n_blocks + b]` (filled by `new`).
+    lower: Vec<T>,
+    upper: Vec<T>,
+    /// Per block, `dim` lower then `dim` upper corners while building.
     boxes: Vec<T>,
     /// Per block, the ids of its points (`lens[b]` of them, padded to [`BLOCK`]).
     ids: Vec<u32>,
@@ -39,6 +42,8 @@ impl<T: Float> BlockIndex<T> {
         let mut index = BlockIndex {
             dim,
             columns: Vec::new(),
+            lower: Vec::new(),
+            upper: Vec::new(),
             boxes: Vec::new(),
             ids: Vec::new(),
             lens: Vec::new(),
@@ -48,6 +53,11 @@ impl<T: Float> BlockIndex<T> {
                 index.push_block(ids, coords);
             }
         }
+        let (nb, d) = (index.n_blocks(), dim);
+        let corner = |b: usize, j: usize| index.boxes[2 * d * b + j];
+        index.lower = (0..d * nb).map(|i| corner(i % nb, i / nb)).collect();
+        index.upper = (0..d * nb).map(|i| corner(i % nb, d + i / nb)).collect();
+        index.boxes = Vec::new();
         index
     }
 
@@ -76,9 +86,22 @@ impl<T: Float> BlockIndex<T> {
         self.lens.len()
     }
 
-    fn block_bound(&self, b: usize, query: &[T]) -> T {
-        let bx = &self.boxes[2 * self.dim * b..2 * self.dim * (b + 1)];
-        box_lower_bound(query, &bx[..self.dim], &bx[self.dim..])
+    /// Lower bounds of the distance from `query` to every block, in one pass per attribute
+    /// across blocks: Σ_j max(lo_j − q_j, q_j − hi_j, 0)², safe under rounding like
+    /// [`box_lower_bound`](super::box_lower_bound).
+    #[inline(always)]
+    fn block_bounds(&self, query: &[T], out: &mut [T]) {
+        let nb = self.n_blocks();
+        out.fill(T::zero());
+        for (j, &q) in query.iter().enumerate() {
+            let (lo, hi) = (&self.lower[j * nb..(j + 1) * nb], &self.upper[j * nb..(j + 1) * nb]);
+            for ((o, &l), &h) in out.iter_mut().zip(lo).zip(hi) {
+                let (below, above) = (l - q, q - h);
+                let gap = if below > above { below } else { above };
+                let gap = if gap > T::zero() { gap } else { T::zero() };
+                *o += gap * gap;
+            }
+        }
     }
 
     /// Offers the points of block `b` to `ties`.
@@ -101,8 +124,10 @@ impl<T: Float> BlockIndex<T> {
 
     #[inline(always)]
     fn search_generic(&self, query: &[T], ties: &mut Ties<T>) {
-        for b in 0..self.n_blocks() {
-            if self.block_bound(b, query) <= ties.best() {
+        let mut bounds = vec![T::zero(); self.n_blocks()];
+        self.block_bounds(query, &mut bounds);
+        for (b, &bound) in bounds.iter().enumerate() {
+            if bound <= ties.best() {
                 self.scan_block(b, query, ties);
             }
         }
