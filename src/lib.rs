@@ -24,11 +24,13 @@
 //! [`microaggregate()`] (the entry point).
 
 pub mod algorithms;
+pub mod assess;
 pub mod centroid_table;
 pub mod dataset;
 pub mod error;
 pub mod float;
 pub mod incremental;
+pub mod index;
 pub mod kernels;
 pub mod kernels_masked;
 pub mod method;

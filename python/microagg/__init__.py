@@ -12,7 +12,7 @@ float32 or float64) with the GIL released.
 True
 """
 
-from . import datasets, incremental
+from . import datasets, incremental, plot, risk, utility
 from ._api import (
     METHODS,
     MicroaggregationResult,
@@ -23,6 +23,7 @@ from ._api import (
 )
 from typing import TYPE_CHECKING, Any
 
+from ._assessment import Assessment, assess
 from ._core import Progress, __version__
 from ._pandas import anonymize
 from ._workflow import StratumMerge
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "METHODS",
+    "Assessment",
     "IncrementalMicroaggregator",
     "MicroAggregator",
     "MicroaggregationResult",
@@ -40,12 +42,16 @@ __all__ = [
     "StratumMerge",
     "__version__",
     "anonymize",
+    "assess",
     "datasets",
     "incremental",
     "information_loss",
     "is_k_anonymous",
     "microaggregate",
+    "plot",
+    "risk",
     "sse",
+    "utility",
 ]
 
 

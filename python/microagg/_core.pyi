@@ -15,6 +15,7 @@ __all__ = [
     "plan_incremental",
     "IncrementalState",
     "CRITICAL_HEAD_START",
+    "link_nearest_arrays",
 ]
 
 __version__: str
@@ -88,3 +89,7 @@ class IncrementalState:
     ) -> "IncrementalState": ...
     def extend(self, x: _Data) -> None: ...
     def result(self) -> tuple[npt.NDArray[np.int64], int, npt.NDArray[np.float64], float, float]: ...
+
+def link_nearest_arrays(
+    x: npt.NDArray[np.float64], xm: npt.NDArray[np.float64], *, n_jobs: int
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]: ...

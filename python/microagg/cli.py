@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from . import _core, datasets
+from . import _cli_assess, _core, datasets
 from ._api import METHODS, MicroaggregationResult, microaggregate
 from ._io import Table, check_writable, read_table, write_table
 
@@ -258,6 +258,8 @@ def _parser() -> argparse.ArgumentParser:
         help="cut into parts of at most N records (Mondrian-V), then run the method on each part",
     )
     a.set_defaults(func=_anonymize)
+
+    _cli_assess.add_parser(sub)
 
     sub.add_parser("methods", help="list the methods").set_defaults(
         func=lambda args: print("\n".join(METHODS)) or 0

@@ -5,6 +5,8 @@
 //! exception. Argument coercion (lists, pandas, integer dtypes) is done by the Python layer
 //! in `python/microagg/_api.py`; this module accepts 2-D float32/float64 arrays only.
 
+mod assess;
+
 use crate::error::Error;
 use crate::float::Float;
 use crate::incremental::{Incremental, IncrementalOptions, Strategy, critical_head_start, plan};
@@ -347,5 +349,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(plan_incremental, m)?)?;
     m.add_class::<IncrementalState>()?;
     m.add("CRITICAL_HEAD_START", critical_head_start())?;
+    assess::register(m)?;
     Ok(())
 }

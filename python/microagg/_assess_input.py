@@ -1,0 +1,128 @@
+"""Validation shared by the assessment measures (DESIGN §9): the original/release pair,
+weights and strata, and the NaN-aware column statistics the measures are built from.
+
+Missing values: ``X`` and ``Xm`` may hold NaN (``missing="keep"`` leaves missing cells
+missing); every statistic here skips them. Infinity is rejected.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Optional, Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+from ._validation import as_data_matrix
+
+F64 = npt.NDArray[np.float64]
+
+
+def as_pair(X: Any, Xm: Any) -> Tuple[F64, F64]:
+    """The original ``X`` and the release ``Xm`` as float64 arrays of the same 2-D shape."""
+    x = np.asarray(as_data_matrix(X, name="X")[0], dtype=np.float64)
+    xm = np.asarray(as_data_matrix(Xm, name="Xm")[0], dtype=np.float64)
+    if x.shape != xm.shape:
+        raise ValueError(f"X and Xm must have the same shape, got {x.shape} and {xm.shape}")
+    if x.size == 0:
+        raise ValueError(f"X is empty (shape {x.shape}); the measures need records and attributes")
+    for name, a in (("X", x), ("Xm", xm)):
+        if np.isinf(a).any():
+            raise ValueError(f"{name} contains infinity (NaN, a missing value, is allowed)")
+    return x, xm
+
+
+def as_weights(weights: Any, n: int) -> Optional[F64]:
+    """``None``, or ``n`` finite non-negative weights with a positive sum."""
+    if weights is None:
+        return None
+    if hasattr(weights, "to_numpy"):
+        weights = weights.to_numpy()
+    w = np.asarray(weights)
+    if w.dtype.kind not in "biuf":
+        raise TypeError(f"weights must be numbers, got dtype {w.dtype}")
+    w = w.astype(np.float64)
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValueError(f"weights must be 1-D with one weight per record ({n}), got shape {w.shape}")
+    if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise ValueError("weights must be finite, non-negative and not all zero")
+    return w
+
+
+def strata_codes(by: Any, n: int) -> Optional[npt.NDArray[np.int64]]:
+    """One integer code per record for the strata ``by`` (``None`` for no strata).
+
+    ``by`` is a sequence of n labels (numbers, strings, a pandas Series; NaN and None form a
+    stratum of their own) or an (n, m) array / DataFrame whose rows combine m labels.
+    """
+    if by is None:
+        return None
+    if hasattr(by, "to_numpy"):
+        by = by.to_numpy()
+    arr = np.asarray(by, dtype=object) if not isinstance(by, np.ndarray) else by
+    if arr.ndim == 2 and arr.shape[0] == n:
+        cols = np.column_stack([_codes_1d(arr[:, j]) for j in range(arr.shape[1])])
+        return np.unique(cols, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"by must hold one stratum label per record ({n}), got shape {arr.shape}")
+    return _codes_1d(arr)
+
+
+def _codes_1d(labels: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    codes: dict[Any, int] = {}
+    out = np.empty(labels.shape[0], dtype=np.int64)
+    for i, v in enumerate(labels.tolist()):
+        key = None if v is None or (isinstance(v, float) and v != v) else v
+        out[i] = codes.setdefault(key, len(codes))
+    return out
+
+
+def sample_sd(a: F64) -> F64:
+    """Per-column sample standard deviation (n − 1) over observed values, R's
+    ``sd(na.rm = TRUE)``: NaN for a column with fewer than two observed values."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(np.nanstd(a, axis=0, ddof=1), dtype=np.float64)
+
+
+def population_scale(x: F64) -> Tuple[F64, F64]:
+    """Per-column mean and population sd (ddof 0) of the observed values of ``x``; a
+    constant or empty column gets sd 1 (any scale leaves its distances unchanged) and
+    mean 0 when it has no observed value."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nanmean(x, axis=0)
+        sd = np.nanstd(x, axis=0)
+    mean = np.where(np.isnan(mean), 0.0, mean)
+    sd = np.where(np.isnan(sd) | (sd == 0), 1.0, sd)
+    return mean, sd
+
+
+def pairwise_moments(a: F64, weights: Optional[F64] = None, ddof: int = 1) -> Tuple[F64, F64]:
+    """Covariance and correlation matrices over the records observed in both columns of each
+    pair, each pair centred on its own means (R's ``var``/``cor`` with
+    ``use = "pairwise.complete.obs"`` for ``ddof=1`` without weights). Weighted:
+    Σ w (a − ā)(b − b̄) / (Σ w − ddof) with weighted means. Undefined entries (a constant
+    column, fewer than ``ddof + 1`` common records) are NaN."""
+    n, d = a.shape
+    w = np.ones(n) if weights is None else weights
+    observed = ~np.isnan(a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if observed.all():
+            total = w.sum()
+            centred = a - (w @ a) / total
+            cov = np.asarray((centred * w[:, None]).T @ centred / (total - ddof), dtype=np.float64)
+            sd = np.sqrt(np.diag(cov))
+            return cov, cov / np.outer(sd, sd)
+        cov, corr = np.full((d, d), np.nan), np.full((d, d), np.nan)
+        for i in range(d):
+            for j in range(i, d):
+                both = observed[:, i] & observed[:, j]
+                wb = w[both]
+                total = wb.sum()
+                if total - ddof <= 0:
+                    continue
+                ci, cj = a[both, i] - wb @ a[both, i] / total, a[both, j] - wb @ a[both, j] / total
+                cov[i, j] = cov[j, i] = (wb * ci) @ cj / (total - ddof)
+                corr[i, j] = corr[j, i] = cov[i, j] / np.sqrt(((wb * ci) @ ci) * ((wb * cj) @ cj)) * (total - ddof)
+        return cov, corr

@@ -1,0 +1,263 @@
+//! Distance-based record linkage, nearest-record form (DESIGN §9).
+//!
+//! Every original record is linked to its nearest released records (squared Euclidean
+//! distance of the rows as given; the caller scales them). When `t` released records tie at
+//! the minimum, an intruder picks one of them at random, so the link is correct with
+//! probability 1/t when the record's own release is among them. Ties are exact: equal
+//! computed [`squared_distance`]s, the same function for every candidate.
+//!
+//! The search runs over the release's distinct rows ([`DistinctRows`]), each standing for
+//! all the records equal to it: a [`KdTree`] up to [`KD_TREE_MAX_DIM`] attributes, a
+//! [`BlockIndex`] above. Each query starts from the exact distance to its own release, so
+//! the index prunes from the first node on. Queries run in parallel with per-query results:
+//! the same answer for every thread count.
+//!
+//! Missing values (NaN, left by `missing="keep"`): a table with any NaN is searched by brute
+//! force over the distinct rows with the partial distance of DESIGN §8 (the sum over the
+//! attributes observed in both rows, times d / their number; +∞ when there is none).
+
+use super::distinct::{DistinctRows, row_major};
+use crate::error::{Error, Result};
+use crate::float::Float;
+use crate::index::blocks::BlockIndex;
+use crate::index::kdtree::KdTree;
+use crate::index::{NearestIndex, Ties, squared_distance};
+use crate::parallel::Parallelism;
+use ndarray::ArrayView2;
+use rayon::prelude::*;
+
+/// Up to this many attributes the k-d tree is used, above it the block index.
+pub const KD_TREE_MAX_DIM: usize = 6;
+
+/// Queries per parallel task.
+const CHUNK: usize = 512;
+
+/// The nearest links of every original record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NearestLinks {
+    /// Released records at the minimum distance of each original record (t ≥ 1).
+    pub tie_counts: Vec<u64>,
+    /// Whether the record's own release is among them.
+    pub own_among: Vec<bool>,
+}
+
+impl NearestLinks {
+    /// Expected number of correct links: Σ [own among the ties] / t.
+    pub fn expected_correct(&self) -> f64 {
+        self.tie_counts
+            .iter()
+            .zip(&self.own_among)
+            .map(|(&t, &own)| if own { 1.0 / t as f64 } else { 0.0 })
+            .sum()
+    }
+}
+
+/// The partial squared distance of DESIGN §8: the sum over the attributes observed (not
+/// NaN) in both rows, scaled by d / their number; +∞ when no attribute is observed in both.
+#[inline]
+pub fn partial_squared_distance<T: Float>(a: &[T], b: &[T]) -> T {
+    let (mut acc, mut m) = (T::zero(), 0usize);
+    for (&x, &y) in a.iter().zip(b) {
+        if !(x.is_nan() || y.is_nan()) {
+            let t = x - y;
+            acc += t * t;
+            m += 1;
+        }
+    }
+    if m == 0 { T::infinity() } else { acc * T::from_f64_lossy(a.len() as f64 / m as f64) }
+}
+
+/// Links every row of `original` to its nearest rows of `release` (record i's own release
+/// is release row i; see the module docs). Errors: shapes differ, no records or attributes,
+/// ±∞ anywhere, more than 2³² − 1 records.
+pub fn link_nearest<T: Float>(
+    original: ArrayView2<T>,
+    release: ArrayView2<T>,
+    parallelism: Parallelism,
+) -> Result<NearestLinks> {
+    let (n, d) = original.dim();
+    if release.dim() != (n, d) {
+        return Err(Error::InvalidParameter {
+            name: "release".into(),
+            reason: format!(
+                "must have the shape of the original data {:?}, got {:?}",
+                (n, d),
+                release.dim()
+            ),
+        });
+    }
+    if n == 0 || d == 0 {
+        return Err(Error::EmptyInput { n_records: n, n_attributes: d });
+    }
+    if n >= u32::MAX as usize {
+        return Err(Error::InvalidParameter {
+            name: "original".into(),
+            reason: format!("{n} records; at most 2^32 - 2"),
+        });
+    }
+    let mut has_nan = false;
+    for table in [original, release] {
+        for ((record, attribute), v) in table.indexed_iter() {
+            if v.is_infinite() {
+                return Err(Error::NonFinite { record, attribute });
+            }
+            has_nan |= v.is_nan();
+        }
+    }
+    let queries = row_major(original);
+    parallelism.install(|exec| {
+        let distinct = DistinctRows::new(release, exec);
+        if has_nan {
+            let brute = PartialBrute { distinct: &distinct };
+            link_all(&queries, &distinct, &brute, partial_squared_distance)
+        } else if d <= KD_TREE_MAX_DIM {
+            link_all(&queries, &distinct, &KdTree::new(&distinct.rows, d), squared_distance)
+        } else {
+            link_all(&queries, &distinct, &BlockIndex::new(&distinct.rows, d), squared_distance)
+        }
+    })
+}
+
+/// Searches every query (in parallel chunks when a pool is installed).
+fn link_all<T: Float, I: NearestIndex<T>>(
+    queries: &[T],
+    distinct: &DistinctRows<T>,
+    index: &I,
+    distance: fn(&[T], &[T]) -> T,
+) -> NearestLinks {
+    let d = distinct.dim;
+    let n = queries.len() / d;
+    let mut tie_counts = vec![0u64; n];
+    let mut own_among = vec![false; n];
+    let work = |c: usize, (counts, owns): (&mut [u64], &mut [bool])| {
+        let mut ties = Ties::within(T::zero());
+        for (r, (count, own)) in counts.iter_mut().zip(owns.iter_mut()).enumerate() {
+            let i = c * CHUNK + r;
+            let q = &queries[i * d..(i + 1) * d];
+            let mine = distinct.of_record[i];
+            ties.reset(distance(q, distinct.row(mine)));
+            index.search(q, &mut ties);
+            *count = ties.ids().iter().map(|&id| u64::from(distinct.counts[id as usize])).sum();
+            *own = ties.ids().contains(&mine);
+        }
+    };
+    tie_counts
+        .par_chunks_mut(CHUNK)
+        .zip(own_among.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(c, pair)| work(c, pair));
+    NearestLinks { tie_counts, own_among }
+}
+
+/// Brute force over the distinct rows with the partial distance (tables with NaN).
+struct PartialBrute<'a, T> {
+    distinct: &'a DistinctRows<T>,
+}
+
+impl<T: Float> NearestIndex<T> for PartialBrute<'_, T> {
+    fn dim(&self) -> usize {
+        self.distinct.dim
+    }
+
+    fn search(&self, query: &[T], ties: &mut Ties<T>) {
+        for id in 0..self.distinct.len() as u32 {
+            ties.offer(id, partial_squared_distance(query, self.distinct.row(id)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::Array2;
+    use rand::{RngExt, SeedableRng, rngs::StdRng};
+
+    /// Brute force over every released record, the definition.
+    fn reference(x: &Array2<f64>, xm: &Array2<f64>) -> NearestLinks {
+        let dist = if x.iter().chain(xm.iter()).any(|v| v.is_nan()) {
+            partial_squared_distance
+        } else {
+            squared_distance
+        };
+        let (mut tie_counts, mut own_among) = (Vec::new(), Vec::new());
+        for (i, q) in x.rows().into_iter().enumerate() {
+            let q = q.to_vec();
+            let mut t = Ties::within(f64::INFINITY);
+            for (j, r) in xm.rows().into_iter().enumerate() {
+                t.offer(j as u32, dist(&q, &r.to_vec()));
+            }
+            tie_counts.push(t.ids().len() as u64);
+            own_among.push(t.ids().contains(&(i as u32)));
+        }
+        NearestLinks { tie_counts, own_among }
+    }
+
+    /// A release of `x` in groups of `k` consecutive records, rounded to a grid so that
+    /// distances tie often.
+    fn grouped(x: &Array2<f64>, k: usize) -> Array2<f64> {
+        let mut xm = x.clone();
+        for mut chunk in xm.axis_chunks_iter_mut(ndarray::Axis(0), k) {
+            let mean = chunk.mean_axis(ndarray::Axis(0)).unwrap().mapv(|v| (v * 2.0).round() / 2.0);
+            for mut r in chunk.rows_mut() {
+                r.assign(&mean);
+            }
+        }
+        xm
+    }
+
+    #[test]
+    fn index_equals_brute_force_in_every_dimension_and_thread_count() {
+        let mut rng = StdRng::seed_from_u64(5);
+        for d in [1, 2, 3, 6, 7, 8, 15] {
+            let x = Array2::from_shape_fn((700, d), |_| rng.random_range(-3i32..=3) as f64);
+            let xm = grouped(&x, 3);
+            let want = reference(&x, &xm);
+            for jobs in [1, 3] {
+                let got =
+                    link_nearest(x.view(), xm.view(), Parallelism::from_n_jobs(jobs).unwrap())
+                        .unwrap();
+                assert_eq!(got, want, "d={d} jobs={jobs}");
+            }
+            assert!(want.tie_counts.iter().any(|&t| t > 3), "d={d}: the test wants ties");
+        }
+    }
+
+    #[test]
+    fn missing_values_use_the_partial_distance() {
+        let mut rng = StdRng::seed_from_u64(9);
+        let mut x = Array2::from_shape_fn((300, 4), |_| rng.random_range(-2i32..=2) as f64);
+        x[[0, 1]] = f64::NAN;
+        x[[5, 0]] = f64::NAN;
+        let mut xm = grouped(&x, 4);
+        xm[[7, 2]] = f64::NAN;
+        for v in xm.row_mut(9) {
+            *v = f64::NAN;
+        }
+        let got = link_nearest(x.view(), xm.view(), Parallelism::Sequential).unwrap();
+        assert_eq!(got, reference(&x, &xm));
+    }
+
+    #[test]
+    fn identical_release_links_every_distinct_record() {
+        let x = ndarray::array![[0.0, 1.0], [2.0, 3.0], [0.0, 1.0]];
+        let links = link_nearest(x.view(), x.view(), Parallelism::Sequential).unwrap();
+        assert_eq!(links.tie_counts, vec![2, 1, 2]);
+        assert_eq!(links.expected_correct(), 2.0);
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let x = Array2::<f64>::zeros((3, 2));
+        assert!(
+            link_nearest(x.view(), Array2::zeros((2, 2)).view(), Parallelism::Sequential).is_err()
+        );
+        let mut y = x.clone();
+        y[[1, 1]] = f64::INFINITY;
+        assert_eq!(
+            link_nearest(x.view(), y.view(), Parallelism::Sequential),
+            Err(Error::NonFinite { record: 1, attribute: 1 })
+        );
+        let e = Array2::<f64>::zeros((0, 2));
+        assert!(link_nearest(e.view(), e.view(), Parallelism::Sequential).is_err());
+    }
+}

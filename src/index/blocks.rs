@@ -1,0 +1,214 @@
+//! Points in blocks of [`BLOCK`], each stored column by column with its bounding box: the
+//! nearest-neighbour index for higher dimensions.
+//!
+//! In 10 or more dimensions a k-d tree's internal nodes rarely prune, while a flat list of
+//! small, spatially coherent blocks (the leaves of a k-d tree of leaf size [`BLOCK`]) does:
+//! a query computes the lower bounds of all blocks' boxes (one vectorized pass per
+//! attribute), skips each block whose bound exceeds the best distance found by the time it
+//! is reached (a caller who starts from a good bound, such as the distance to a known
+//! candidate, skips most blocks from the start; visiting blocks nearest first was measured
+//! slower: its sort costs more than it saves), and computes a visited block's [`BLOCK`] distances in one pass over its columns (the inner
+//! loop runs across points, which LLVM vectorizes). Each distance is the sum of
+//! [`squared_distance`](super::squared_distance) in the same order, bit for bit.
+
+use super::kdtree::KdTree;
+use super::{NearestIndex, Ties};
+use crate::float::Float;
+
+/// Points per block.
+pub const BLOCK: usize = 64;
+
+/// The block index of a fixed point set (see the module docs).
+#[derive(Debug, Clone)]
+pub struct BlockIndex<T> {
+    dim: usize,
+    /// Per block, `dim` columns of [`BLOCK`] values (unused lanes hold zeros).
+    columns: Vec<T>,
+    /// Box corners attribute by attribute: `lower[j * n_blocks + b]` (filled by `new`).
+    lower: Vec<T>,
+    upper: Vec<T>,
+    /// Per block, `dim` lower then `dim` upper corners while building.
+    boxes: Vec<T>,
+    /// Per block, the ids of its points (`lens[b]` of them, padded to [`BLOCK`]).
+    ids: Vec<u32>,
+    lens: Vec<usize>,
+}
+
+impl<T: Float> BlockIndex<T> {
+    /// Indexes the rows of the row-major `points` (ids 0..n; no NaN). Panics if `dim == 0`
+    /// or the length is not a multiple of `dim`.
+    pub fn new(points: &[T], dim: usize) -> Self {
+        let tree = KdTree::with_leaf_size(points, dim, BLOCK);
+        let mut index = BlockIndex {
+            dim,
+            columns: Vec::new(),
+            lower: Vec::new(),
+            upper: Vec::new(),
+            boxes: Vec::new(),
+            ids: Vec::new(),
+            lens: Vec::new(),
+        };
+        for (ids, coords) in tree.leaves() {
+            for (ids, coords) in ids.chunks(BLOCK).zip(coords.chunks(BLOCK * dim)) {
+                index.push_block(ids, coords);
+            }
+        }
+        let (nb, d) = (index.n_blocks(), dim);
+        let corner = |b: usize, j: usize| index.boxes[2 * d * b + j];
+        index.lower = (0..d * nb).map(|i| corner(i % nb, i / nb)).collect();
+        index.upper = (0..d * nb).map(|i| corner(i % nb, d + i / nb)).collect();
+        index.boxes = Vec::new();
+        index
+    }
+
+    fn push_block(&mut self, ids: &[u32], coords: &[T]) {
+        let d = self.dim;
+        let base = self.columns.len();
+        self.columns.resize(base + d * BLOCK, T::zero());
+        let mut lo = coords[..d].to_vec();
+        let mut hi = lo.clone();
+        for (l, p) in coords.chunks_exact(d).enumerate() {
+            for (j, &v) in p.iter().enumerate() {
+                self.columns[base + j * BLOCK + l] = v;
+                lo[j] = if v < lo[j] { v } else { lo[j] };
+                hi[j] = if v > hi[j] { v } else { hi[j] };
+            }
+        }
+        self.boxes.extend_from_slice(&lo);
+        self.boxes.extend_from_slice(&hi);
+        self.ids.extend_from_slice(ids);
+        self.ids.resize(self.ids.len() + BLOCK - ids.len(), u32::MAX);
+        self.lens.push(ids.len());
+    }
+
+    /// Number of blocks.
+    pub fn n_blocks(&self) -> usize {
+        self.lens.len()
+    }
+
+    /// Lower bounds of the distance from `query` to every block, in one pass per attribute
+    /// across blocks: Σ_j max(lo_j − q_j, q_j − hi_j, 0)², safe under rounding like
+    /// [`box_lower_bound`](super::box_lower_bound).
+    #[inline(always)]
+    fn block_bounds(&self, query: &[T], out: &mut [T]) {
+        let nb = self.n_blocks();
+        out.fill(T::zero());
+        for (j, &q) in query.iter().enumerate() {
+            let (lo, hi) = (&self.lower[j * nb..(j + 1) * nb], &self.upper[j * nb..(j + 1) * nb]);
+            for ((o, &l), &h) in out.iter_mut().zip(lo).zip(hi) {
+                let (below, above) = (l - q, q - h);
+                let gap = if below > above { below } else { above };
+                let gap = if gap > T::zero() { gap } else { T::zero() };
+                *o += gap * gap;
+            }
+        }
+    }
+
+    /// Offers the points of block `b` to `ties`.
+    #[inline(always)]
+    fn scan_block(&self, b: usize, query: &[T], ties: &mut Ties<T>) {
+        let cols = &self.columns[b * self.dim * BLOCK..(b + 1) * self.dim * BLOCK];
+        let mut acc = [T::zero(); BLOCK];
+        for (col, &q) in cols.chunks_exact(BLOCK).zip(query) {
+            let col: &[T; BLOCK] = col.try_into().expect("BLOCK values");
+            for l in 0..BLOCK {
+                let t = q - col[l];
+                acc[l] += t * t;
+            }
+        }
+        let ids = &self.ids[b * BLOCK..b * BLOCK + self.lens[b]];
+        for (&id, &dist) in ids.iter().zip(&acc) {
+            ties.offer(id, dist);
+        }
+    }
+
+    #[inline(always)]
+    fn search_generic(&self, query: &[T], ties: &mut Ties<T>) {
+        let mut bounds = vec![T::zero(); self.n_blocks()];
+        self.block_bounds(query, &mut bounds);
+        for (b, &bound) in bounds.iter().enumerate() {
+            if bound <= ties.best() {
+                self.scan_block(b, query, ties);
+            }
+        }
+    }
+}
+
+/// `search_generic` compiled for more instruction sets (chosen at run time).
+macro_rules! search_with_target_feature {
+    ($name:ident, $feature:literal) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        fn $name<T: Float>(index: &BlockIndex<T>, query: &[T], ties: &mut Ties<T>) {
+            index.search_generic(query, ties)
+        }
+    };
+}
+search_with_target_feature!(search_avx2, "avx2");
+search_with_target_feature!(search_avx512, "avx512f");
+
+impl<T: Float> NearestIndex<T> for BlockIndex<T> {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Same answer on every instruction set: no contraction, same operation order.
+    fn search(&self, query: &[T], ties: &mut Ties<T>) {
+        debug_assert_eq!(query.len(), self.dim);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU supports AVX-512F (checked just above).
+                return unsafe { search_avx512(self, query, ties) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                return unsafe { search_avx2(self, query, ties) };
+            }
+        }
+        self.search_generic(query, ties)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::brute_force;
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn equals_brute_force_with_ties(
+            d in 1usize..18,
+            raw in prop::collection::vec(-3i32..3, 1..3000),
+            queries in prop::collection::vec(-4i32..4, 18..200),
+            continuous in any::<bool>(),
+        ) {
+            let n = raw.len() / d;
+            prop_assume!(n > 0);
+            let scale = if continuous { 0.37 } else { 1.0 };
+            let points: Vec<f64> =
+                raw[..n * d].iter().enumerate().map(|(i, &v)| v as f64 + scale * ((i * 7919) % 13) as f64).collect();
+            let index = BlockIndex::new(&points, d);
+            for q in queries.chunks_exact(d) {
+                let q: Vec<f64> = q.iter().map(|&v| v as f64 * 1.5).collect();
+                let (mut a, mut b) = (Ties::within(f64::INFINITY), Ties::within(f64::INFINITY));
+                index.search(&q, &mut a);
+                brute_force(&points, d, &q, &mut b);
+                prop_assert_eq!(a.sorted(), b.sorted());
+            }
+        }
+    }
+
+    #[test]
+    fn f32_points_too() {
+        let points: Vec<f32> = (0..600).map(|i| ((i * 37) % 11) as f32 * 0.25).collect();
+        let index = BlockIndex::new(&points, 12);
+        let q = vec![0.5f32; 12];
+        let (mut a, mut b) = (Ties::within(f32::INFINITY), Ties::within(f32::INFINITY));
+        index.search(&q, &mut a);
+        brute_force(&points, 12, &q, &mut b);
+        assert_eq!(a.best(), b.best());
+        assert_eq!(a.ids().len(), b.ids().len());
+    }
+}

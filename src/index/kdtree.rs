@@ -1,0 +1,272 @@
+//! A k-d tree over a fixed set of points, with tight bounding boxes and deletions.
+//!
+//! Built once by median splits on the attribute of widest extent (ties to the lower
+//! attribute; equal coordinates ordered by id, so the tree depends on the data only).
+//! Leaves hold up to [`KdTree::LEAF`] points stored row by row in tree order. A search visits
+//! the child on the query's side first and skips any node whose box lies farther than the
+//! best distance found ([`box_lower_bound`], safe under rounding), so it reports exactly
+//! what [`brute_force`](super::brute_force) reports. [`KdTree::remove`] deletes a point in
+//! O(depth): subtrees with no live point are skipped (boxes are not shrunk, which keeps the
+//! bounds valid). Memory O(n·d).
+
+use super::{NearestIndex, Ties, box_lower_bound, squared_distance};
+use crate::float::{Float, order_bits};
+
+/// A node: the points `start..end` of the tree order, its box, and its children.
+#[derive(Debug, Clone)]
+struct Node {
+    start: u32,
+    end: u32,
+    /// Index of the first child (the second is `left + 1`); 0 for a leaf (the root is 0).
+    left: u32,
+    /// Points of this subtree not removed yet.
+    live: u32,
+}
+
+/// A k-d tree of `n` points of dimension `d` (see the module docs).
+#[derive(Debug, Clone)]
+pub struct KdTree<T> {
+    dim: usize,
+    /// Coordinates in tree order, row-major.
+    coords: Vec<T>,
+    /// Caller's id of each point in tree order.
+    ids: Vec<u32>,
+    /// Position in tree order of each id.
+    position: Vec<u32>,
+    alive: Vec<bool>,
+    nodes: Vec<Node>,
+    /// Per node, `dim` lower then `dim` upper box corners.
+    boxes: Vec<T>,
+}
+
+impl<T: Float> KdTree<T> {
+    /// Points per leaf at most.
+    pub const LEAF: usize = 16;
+
+    /// Builds the tree of the rows of the row-major `points` (`points.len() / dim` points,
+    /// ids 0..n). Coordinates must not be NaN. Panics if `dim == 0` or the length is not a
+    /// multiple of `dim` (callers validate their data first).
+    pub fn new(points: &[T], dim: usize) -> Self {
+        Self::with_leaf_size(points, dim, Self::LEAF)
+    }
+
+    /// Like [`new`](Self::new) with leaves of at most `leaf` points (`leaf ≥ 1`).
+    pub fn with_leaf_size(points: &[T], dim: usize, leaf: usize) -> Self {
+        assert!(dim > 0 && points.len() % dim == 0, "points must be n x dim, dim > 0");
+        let n = points.len() / dim;
+        assert!(n <= u32::MAX as usize, "at most 2^32 - 1 points");
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        let mut tree = KdTree {
+            dim,
+            coords: Vec::new(),
+            ids: Vec::new(),
+            position: vec![0; n],
+            alive: vec![true; n],
+            nodes: Vec::new(),
+            boxes: Vec::new(),
+        };
+        if n > 0 {
+            tree.nodes.push(Node { start: 0, end: n as u32, left: 0, live: n as u32 });
+            tree.boxes = vec![T::zero(); 2 * dim];
+            tree.split(points, &mut order, 0, leaf.max(1));
+        }
+        tree.coords = order.iter().flat_map(|&i| row(points, dim, i as usize)).copied().collect();
+        for (pos, &id) in order.iter().enumerate() {
+            tree.position[id as usize] = pos as u32;
+        }
+        tree.ids = order;
+        tree
+    }
+
+    /// Computes node `node`'s box, and splits it (recursively) while it has more than
+    /// `leaf` points and a positive extent.
+    fn split(&mut self, points: &[T], order: &mut [u32], node: usize, leaf: usize) {
+        let (start, end) = (self.nodes[node].start as usize, self.nodes[node].end as usize);
+        let d = self.dim;
+        let mut lo = row(points, d, order[start] as usize).to_vec();
+        let mut hi = lo.clone();
+        for &i in &order[start + 1..end] {
+            for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(row(points, d, i as usize)) {
+                *l = if v < *l { v } else { *l };
+                *h = if v > *h { v } else { *h };
+            }
+        }
+        let widest = (0..d).fold(0, |b, j| if hi[j] - lo[j] > hi[b] - lo[b] { j } else { b });
+        let flat = hi[widest] - lo[widest] <= T::zero();
+        let b = 2 * d * node;
+        self.boxes[b..b + d].copy_from_slice(&lo);
+        self.boxes[b + d..b + 2 * d].copy_from_slice(&hi);
+        if end - start <= leaf || flat {
+            return;
+        }
+        let key = |i: &u32| (order_bits(points[*i as usize * d + widest].as_f64()), *i);
+        let part = &mut order[start..end];
+        let mid = part.len() / 2;
+        part.select_nth_unstable_by_key(mid, key);
+        let left = self.nodes.len();
+        self.nodes[node].left = left as u32;
+        let (s, m, e) = (start as u32, (start + mid) as u32, end as u32);
+        self.nodes.push(Node { start: s, end: m, left: 0, live: m - s });
+        self.nodes.push(Node { start: m, end: e, left: 0, live: e - m });
+        self.boxes.resize(self.boxes.len() + 4 * d, T::zero());
+        self.split(points, order, left, leaf);
+        self.split(points, order, left + 1, leaf);
+    }
+
+    /// Number of points not removed.
+    pub fn len(&self) -> usize {
+        self.nodes.first().map_or(0, |r| r.live as usize)
+    }
+
+    /// True when every point was removed (or there were none).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when point `id` is stored and not removed.
+    pub fn contains(&self, id: u32) -> bool {
+        self.alive.get(id as usize).is_some_and(|&a| a)
+    }
+
+    /// Removes point `id`; returns false if it was already removed or never stored.
+    pub fn remove(&mut self, id: u32) -> bool {
+        if !self.contains(id) {
+            return false;
+        }
+        self.alive[id as usize] = false;
+        let pos = self.position[id as usize];
+        let mut node = 0;
+        loop {
+            self.nodes[node].live -= 1;
+            let left = self.nodes[node].left as usize;
+            if left == 0 {
+                return true;
+            }
+            node = if pos < self.nodes[left].end { left } else { left + 1 };
+        }
+    }
+
+    /// The leaves in tree order, each as (ids, row-major coordinates): spatially coherent
+    /// runs of at most the leaf size (more only where every point is equal), including
+    /// removed points.
+    pub fn leaves(&self) -> impl Iterator<Item = (&[u32], &[T])> + '_ {
+        self.nodes.iter().filter(|n| n.left == 0).map(|n| {
+            let (s, e) = (n.start as usize, n.end as usize);
+            (&self.ids[s..e], &self.coords[s * self.dim..e * self.dim])
+        })
+    }
+
+    fn node_box(&self, node: usize) -> (&[T], &[T]) {
+        let b = &self.boxes[2 * self.dim * node..2 * self.dim * (node + 1)];
+        b.split_at(self.dim)
+    }
+
+    /// Depth-first search of the subtree `node`, the query's side first.
+    fn visit(&self, node: usize, query: &[T], ties: &mut Ties<T>) {
+        let n = &self.nodes[node];
+        if n.live == 0 {
+            return;
+        }
+        let (lo, hi) = self.node_box(node);
+        if box_lower_bound(query, lo, hi) > ties.best() {
+            return;
+        }
+        if n.left == 0 {
+            let d = self.dim;
+            for pos in n.start as usize..n.end as usize {
+                let id = self.ids[pos];
+                if self.alive[id as usize] {
+                    ties.offer(id, squared_distance(query, &self.coords[pos * d..(pos + 1) * d]));
+                }
+            }
+            return;
+        }
+        let left = n.left as usize;
+        let (a, b) = (self.node_box(left), self.node_box(left + 1));
+        let near_left = box_lower_bound(query, a.0, a.1) <= box_lower_bound(query, b.0, b.1);
+        let (first, second) = if near_left { (left, left + 1) } else { (left + 1, left) };
+        self.visit(first, query, ties);
+        self.visit(second, query, ties);
+    }
+}
+
+fn row<T>(points: &[T], dim: usize, i: usize) -> &[T] {
+    &points[i * dim..(i + 1) * dim]
+}
+
+impl<T: Float> NearestIndex<T> for KdTree<T> {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn search(&self, query: &[T], ties: &mut Ties<T>) {
+        debug_assert_eq!(query.len(), self.dim);
+        if !self.nodes.is_empty() {
+            self.visit(0, query, ties);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn nearest<I: NearestIndex<f64>>(index: &I, q: &[f64]) -> (f64, Vec<u32>) {
+        let mut t = Ties::within(f64::INFINITY);
+        index.search(q, &mut t);
+        t.sorted()
+    }
+
+    fn brute(points: &[f64], d: usize, q: &[f64], keep: impl Fn(u32) -> bool) -> (f64, Vec<u32>) {
+        let mut all = Ties::within(f64::INFINITY);
+        for (id, p) in points.chunks_exact(d).enumerate() {
+            if keep(id as u32) {
+                all.offer(id as u32, squared_distance(q, p));
+            }
+        }
+        all.sorted()
+    }
+
+    proptest! {
+        #[test]
+        fn equals_brute_force_with_ties_and_removals(
+            d in 1usize..6,
+            raw in prop::collection::vec(-4i32..4, 1..400),
+            queries in prop::collection::vec(-5i32..5, 6..60),
+            removed in prop::collection::vec(any::<u32>(), 0..40),
+        ) {
+            // Small integers: many duplicate points and many exactly tied distances.
+            let n = raw.len() / d;
+            prop_assume!(n > 0);
+            let points: Vec<f64> = raw[..n * d].iter().map(|&v| v as f64 * 0.5).collect();
+            let mut tree = KdTree::with_leaf_size(&points, d, 3);
+            let mut gone = vec![false; n];
+            for r in removed {
+                let id = r % n as u32;
+                prop_assert_eq!(tree.remove(id), !gone[id as usize]);
+                gone[id as usize] = true;
+            }
+            prop_assert_eq!(tree.len(), gone.iter().filter(|g| !**g).count());
+            for q in queries.chunks_exact(d) {
+                let q: Vec<f64> = q.iter().map(|&v| v as f64 * 0.3).collect();
+                prop_assert_eq!(nearest(&tree, &q), brute(&points, d, &q, |id| !gone[id as usize]));
+            }
+        }
+    }
+
+    #[test]
+    fn a_bound_hides_farther_points_and_keeps_equal_ones() {
+        let points = [0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 3.0, 3.0];
+        let tree = KdTree::with_leaf_size(&points, 2, 1);
+        let mut t = Ties::within(1.0);
+        tree.search(&[0.0, 0.0], &mut t);
+        assert_eq!(t.ids(), &[0]);
+        let mut t = Ties::within(1.0);
+        tree.search(&[1.0, 1.0], &mut t);
+        assert_eq!(t.sorted().1, vec![1, 2]);
+        let empty = KdTree::<f64>::new(&[], 2);
+        assert!(empty.is_empty());
+        assert!(!empty.clone().remove(0));
+    }
+}

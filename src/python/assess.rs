@@ -1,0 +1,31 @@
+//! Bindings of the assessment measures (DESIGN §9): nearest-record linkage.
+
+use super::{run_detached, to_py_err};
+use crate::assess::link_nearest;
+use crate::parallel::Parallelism;
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+
+/// `(tie_counts, own_among)` arrays.
+type Links<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<bool>>);
+
+/// Links every row of `x` to its nearest rows of `xm` (both already scaled); returns
+/// `(tie_counts, own_among)`, one entry per record.
+#[pyfunction]
+#[pyo3(signature = (x, xm, *, n_jobs))]
+fn link_nearest_arrays<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    xm: PyReadonlyArray2<'py, f64>,
+    n_jobs: i64,
+) -> PyResult<Links<'py>> {
+    let parallelism = Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?;
+    let (a, b) = (x.as_array(), xm.as_array());
+    let links = run_detached(py, || link_nearest(a, b, parallelism))?;
+    Ok((links.tie_counts.into_pyarray(py), links.own_among.into_pyarray(py)))
+}
+
+/// Adds the assessment functions to the extension module.
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(link_nearest_arrays, m)?)
+}

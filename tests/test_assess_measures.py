@@ -1,0 +1,222 @@
+"""Risk and utility measures (DESIGN §9) against independent implementations of their
+formulas, on the bundled Census data: a microaggregated release, a release with ties and
+missing values, and a release equal to the original (risk 1, loss 0)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+
+import microagg as ma
+
+
+@pytest.fixture(scope="module")
+def census() -> np.ndarray:
+    return ma.datasets.load_census()
+
+
+@pytest.fixture(scope="module")
+def release(census: np.ndarray) -> np.ndarray:
+    return ma.microaggregate(census, 5, "mdav").aggregated
+
+
+def with_missing(x: np.ndarray, seed: int = 3) -> np.ndarray:
+    out = x.copy()
+    rng = np.random.default_rng(seed)
+    out[rng.random(out.shape) < 0.05] = np.nan
+    return out
+
+
+def sd_sample(values: list[float]) -> float:
+    obs = [v for v in values if not math.isnan(v)]
+    return statistics.stdev(obs) if len(obs) > 1 else math.nan
+
+
+# --- independent implementations of the formulas (plain Python / different NumPy paths) ---
+
+
+def ref_interval(x: np.ndarray, xm: np.ndarray, p: float) -> float:
+    n, d = x.shape
+    sds = [sd_sample(list(xm[:, j])) for j in range(d)]
+    risky = 0
+    for i in range(n):
+        out = 0
+        for j in range(d):
+            lo, hi = xm[i, j] - p * sds[j], xm[i, j] + p * sds[j]
+            if not any(math.isnan(v) for v in (x[i, j], lo, hi)) and (x[i, j] < lo or x[i, j] > hi):
+                out += 1
+        risky += out <= 1
+    return risky / n
+
+
+def ref_il1s(x: np.ndarray, xm: np.ndarray) -> float:
+    n, d = x.shape
+    total = 0.0
+    for j in range(d):
+        s = sd_sample(list(x[:, j]))
+        total += sum(abs(a - b) * math.sqrt(2) / s for a, b in zip(x[:, j], xm[:, j]) if not (math.isnan(a) or math.isnan(b)))
+    return total / (n * d)
+
+
+def ref_eigen(x: np.ndarray, xm: np.ndarray) -> float:
+    def corr_eigs(a: np.ndarray) -> np.ndarray:
+        if not np.isnan(a).any():
+            return np.sort(np.linalg.eigvals(np.corrcoef(a, rowvar=False)).real)[::-1]
+        z = (a - np.nanmean(a, axis=0)) / np.array([sd_sample(list(c)) for c in a.T])
+        d = a.shape[1]
+        cov = np.empty((d, d))
+        for i in range(d):
+            for j in range(d):
+                ok = ~np.isnan(z[:, i]) & ~np.isnan(z[:, j])
+                cov[i, j] = np.cov(z[ok, i], z[ok, j])[0, 1]
+        return np.sort(np.linalg.eigvals(cov).real)[::-1]
+
+    e1, e2 = corr_eigs(x), corr_eigs(xm)
+    real = e1 > x.shape[1] * 2.0**-52 * e1[0]  # Census has one exactly collinear column
+    assert real.sum() == x.shape[1] - 1
+    return float(np.sum(np.abs(e1[real] - e2[real]) / e1[real]))
+
+
+def ref_il(x: np.ndarray, xm: np.ndarray, w: np.ndarray) -> float:
+    mu, sd = np.nanmean(x, axis=0), np.nanstd(x, axis=0)
+    sse = sst = 0.0
+    for j in range(x.shape[1]):
+        ok = ~np.isnan(x[:, j])
+        centre = np.average(x[ok, j], weights=w[ok])
+        both = ok & ~np.isnan(xm[:, j])
+        sse += float(np.sum(w[both] * ((x[both, j] - xm[both, j]) / sd[j]) ** 2))
+        sst += float(np.sum(w[ok] * ((x[ok, j] - centre) / sd[j]) ** 2))
+        assert mu[j] == mu[j]
+    return sse / sst
+
+
+# --- the tests ---
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_interval_disclosure_is_sdcmicros_drisk(census: np.ndarray, release: np.ndarray, missing: bool) -> None:
+    xm = with_missing(release) if missing else release
+    for p in (0.05, 0.5, 2.0):
+        assert ma.risk.interval_disclosure(census, xm, p) == ref_interval(census, xm, p)
+    # The coarse release has nobody at risk at 5%, most at 200%: the test can fail.
+    assert ma.risk.interval_disclosure(census, xm, 0.05) < ma.risk.interval_disclosure(census, xm, 2.0)
+
+
+def test_interval_disclosure_every_value_inside(census: np.ndarray, release: np.ndarray) -> None:
+    strict = ma.risk.interval_disclosure(census, release, 2.0, max_outside=0)
+    sd = release.std(axis=0, ddof=1)
+    inside = np.all(np.abs(census - release) <= 2.0 * sd + 1e-12, axis=1)
+    assert strict == pytest.approx(inside.mean())
+    assert strict <= ma.risk.interval_disclosure(census, release, 2.0)
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_il1s_and_eigen_are_sdcmicros_dutility(census: np.ndarray, release: np.ndarray, missing: bool) -> None:
+    xm = with_missing(release) if missing else release
+    assert ma.utility.il1s(census, xm) == pytest.approx(ref_il1s(census, xm), rel=1e-12)
+    assert ma.utility.eigen(census, xm) == pytest.approx(ref_eigen(census, xm), rel=1e-9)
+    assert ma.utility.il1s(census, xm) > 0.1
+
+
+def test_information_loss_matches_the_partition_and_weights(census: np.ndarray) -> None:
+    res = ma.microaggregate(census, 4, "mdav")
+    assert ma.utility.information_loss(census, res.aggregated) == pytest.approx(res.information_loss, rel=1e-12)
+    w = np.random.default_rng(1).uniform(0.5, 3.0, census.shape[0])
+    got = ma.utility.information_loss(census, res.aggregated, weights=w)
+    assert got == pytest.approx(ref_il(census, res.aggregated, w), rel=1e-12)
+    assert got != pytest.approx(res.information_loss, rel=1e-6)
+    xm = with_missing(res.aggregated)
+    x = np.where(np.isnan(xm), np.nan, census)  # missing="keep": missing in both
+    assert ma.utility.information_loss(x, xm) == pytest.approx(ref_il(x, xm, np.ones(len(x))), rel=1e-12)
+
+
+def test_attribute_changes(census: np.ndarray, release: np.ndarray) -> None:
+    c = ma.utility.attribute_changes(census, release)
+    assert np.allclose(c.mean_change, 0.0, atol=1e-8)  # group means keep the column means
+    assert np.allclose(c.variance_ratio, release.var(axis=0) / census.var(axis=0))
+    assert (c.variance_ratio < 1).all()
+    assert np.allclose(c.correlation_change, np.corrcoef(release, rowvar=False) - np.corrcoef(census, rowvar=False))
+    w = np.arange(1, census.shape[0] + 1, dtype=float)
+    cw = ma.utility.attribute_changes(census, release, weights=w)
+    assert np.allclose(cw.mean_original, np.average(census, axis=0, weights=w))
+    m = np.average(release, axis=0, weights=w)
+    assert np.allclose(cw.variance_released, np.average((release - m) ** 2, axis=0, weights=w))
+    cov = np.cov(census, rowvar=False, aweights=w, ddof=0)
+    assert np.allclose(cw.correlation_original, cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov))))
+
+
+def test_min_group_size_with_strata(census: np.ndarray) -> None:
+    res = ma.microaggregate(census, 5, "mdav")
+    xm = res.aggregated
+    assert ma.risk.min_group_size(xm) == res.group_sizes.min() == 5
+    by = np.arange(census.shape[0]) % 2
+    want = min(np.unique(np.column_stack([by, res.labels]), axis=0, return_counts=True)[1])
+    assert ma.risk.min_group_size(xm, by=by) == want < 5
+    labels = np.array(["a", None, float("nan")], dtype=object)[np.arange(census.shape[0]) % 3]
+    assert ma.risk.min_group_size(xm, by=labels) == min(
+        np.unique(np.column_stack([np.arange(census.shape[0]) % 3, res.labels]), axis=0, return_counts=True)[1]
+    )
+    nan_rows = np.array([[np.nan, 1.0], [np.nan, 1.0], [-0.0, 2.0], [0.0, 2.0]])
+    assert ma.risk.min_group_size(nan_rows) == 2
+
+
+def test_identical_release_has_risk_one_and_no_loss(census: np.ndarray) -> None:
+    a = ma.assess(census, census)
+    assert a.information_loss == 0.0 and a.il1s == 0.0 and a.eigen == 0.0
+    assert a.interval_disclosure == 1.0
+    # Census has duplicate records: a linked duplicate is right with probability 1/t.
+    _, inverse, counts = np.unique(census, axis=0, return_inverse=True, return_counts=True)
+    assert a.record_linkage.expected_correct == pytest.approx(np.sum(1.0 / counts[inverse.ravel()]))
+    x = census + np.arange(census.shape[0])[:, None] * 1e-3  # no duplicates
+    assert ma.risk.record_linkage(x, x).rate == 1.0
+    assert ma.risk.record_linkage(x, x, "global").rate == 1.0
+
+
+def test_assess_collects_everything(census: np.ndarray, release: np.ndarray) -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(census, columns=[f"c{j}" for j in range(census.shape[1])])
+    a = ma.assess(frame, release, by=np.arange(len(census)) % 2, n_jobs=2)
+    assert a.il1s == ma.utility.il1s(census, release)
+    assert a.record_linkage.rate == ma.risk.record_linkage(census, release).rate
+    assert a.min_group_size == ma.risk.min_group_size(release, np.arange(len(census)) % 2)
+    d = a.to_dict()
+    assert d["interval_disclosure"] == ma.risk.interval_disclosure(census, release)
+    assert d["attributes"][0] == "c0" and len(d["variance_ratio"]) == 13
+    t = a.to_frame()
+    assert list(t.index) == d["attributes"] and np.allclose(t["variance_ratio"], d["variance_ratio"])
+    text = repr(a)
+    assert "record linkage" in text and "information loss" in text and "1080 records" in text
+
+
+def test_assess_with_missing_values_kept(census: np.ndarray, release: np.ndarray) -> None:
+    xm = with_missing(release)
+    x = np.where(np.isnan(xm), np.nan, census)
+    a = ma.assess(x, xm)
+    for v in (a.information_loss, a.il1s, a.eigen, a.interval_disclosure, a.record_linkage.rate):
+        assert np.isfinite(v)
+    assert 0 < a.record_linkage.rate < 1
+
+
+def test_bad_input_gets_clear_errors(census: np.ndarray, release: np.ndarray) -> None:
+    with pytest.raises(ValueError, match="same shape"):
+        ma.assess(census, release[:-1])
+    with pytest.raises(TypeError, match="real numbers"):
+        ma.risk.record_linkage(census, np.full(census.shape, "a"))
+    for p in (0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="p must be a positive"):
+            ma.risk.interval_disclosure(census, release, p)
+    with pytest.raises(TypeError, match="p must be a number"):
+        ma.risk.interval_disclosure(census, release, "0.1")
+    with pytest.raises(ValueError, match="infinity"):
+        ma.utility.il1s(census, np.where(release > 1e9, 0, np.inf))
+    with pytest.raises(ValueError, match="weights"):
+        ma.assess(census, release, weights=-np.ones(len(census)))
+    with pytest.raises(ValueError, match="by must hold"):
+        ma.assess(census, release, by=[1, 2])
+    with pytest.raises(ValueError, match="'nearest' or 'global'"):
+        ma.risk.record_linkage(census, release, "fuzzy")
+    with pytest.raises(ValueError, match="empty"):
+        ma.utility.eigen(np.zeros((0, 2)), np.zeros((0, 2)))

@@ -1,0 +1,79 @@
+"""``microagg assess`` end to end, and the R-U map."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import microagg as ma
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "microagg", *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def write_data(path: Path, n: int = 120) -> np.ndarray:
+    rng = np.random.default_rng(4)
+    X = np.column_stack([rng.integers(18, 90, n), rng.normal(3e4, 1e4, n).round(2)])
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["id", "age", "income", "region"])
+        for i, (age, income) in enumerate(X):
+            w.writerow([f"r{i}", int(age), income, "north" if i % 3 else "south"])
+    return X
+
+
+def test_assess_runs_every_method_and_k(tmp_path: Path) -> None:
+    X = write_data(tmp_path / "in.csv")
+    r = run("assess", "in.csv", "-k", "2", "5", "--method", "mdav", "ona-star", "--by", "region",
+            "--plot", "ru.png", "-o", "table.csv", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "[4/4] ona-star k=5" in r.stderr and "120 records x 2 attributes (age, income)" in r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert lines[0].split()[:3] == ["method", "k", "IL"] and len(lines) == 5
+    with open(tmp_path / "table.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    assert [(t["method"], t["k"]) for t in table] == [("mdav", "2"), ("mdav", "5"), ("ona-star", "2"), ("ona-star", "5")]
+    region = np.array(["north" if i % 3 else "south" for i in range(len(X))])
+    for t in table:
+        res = ma.microaggregate(X, int(t["k"]), t["method"])
+        a = ma.assess(X, res.aggregated, by=region)
+        assert float(t["information_loss"]) == pytest.approx(res.information_loss, rel=1e-9)
+        assert float(t["record_linkage_rate"]) == pytest.approx(a.record_linkage.rate, rel=1e-12)
+        assert float(t["interval_disclosure"]) == a.interval_disclosure
+        assert int(t["min_group_size"]) == a.min_group_size <= int(t["k"]) * 2
+    png = (tmp_path / "ru.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_assess_errors_are_one_line(tmp_path: Path) -> None:
+    write_data(tmp_path / "in.csv")
+    r = run("assess", "in.csv", "--by", "nope", cwd=tmp_path)
+    assert r.returncode == 2 and "--by: unknown column 'nope'" in r.stderr
+    r = run("assess", "in.csv", "-k", "500", cwd=tmp_path)
+    assert r.returncode == 2 and "every k must be between 1" in r.stderr
+    r = run("assess", "in.csv", "--columns", "region", cwd=tmp_path)
+    assert r.returncode == 2 and "not numeric" in r.stderr
+
+
+def test_ru_map_draws_one_labelled_point_per_release(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    X = ma.datasets.load_census()
+    rows = []
+    for method in ("mdav", "mondrian-v"):
+        for k in (2, 5, 10):
+            rows.append({"method": method, "k": k, **ma.assess(X, ma.microaggregate(X, k, method).aggregated).to_dict()})
+    fig = ma.plot.ru_map(rows, risk="interval_disclosure", path=str(tmp_path / "m.png"))
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.get_lines()] == ["mdav", "mondrian-v"]
+    assert sorted(t.get_text() for t in ax.texts) == sorted(["2", "5", "10"] * 2)
+    xs = ax.get_lines()[0].get_xdata()
+    assert list(xs) == sorted(100 * r["information_loss"] for r in rows if r["method"] == "mdav")
+    assert "information loss" in ax.get_xlabel() and "interval disclosure" in ax.get_ylabel()
+    with pytest.raises(ValueError, match="needs the key 'k'"):
+        ma.plot.ru_map([{"method": "x"}])
