@@ -20,7 +20,8 @@
 //!
 //! Modules: [`dataset`] (validation, working copy), [`kernels`] (hot loops), [`partition`]
 //! (result and quality), [`parallel`] (threads), [`algorithms`] (one file per family),
-//! [`method`] (the catalogue), [`microaggregate()`] (the entry point).
+//! [`method`] (the catalogue), [`microaggregate()`] (the entry point), [`missing`] and
+//! [`kernels_masked`] (missing values, DESIGN §8).
 
 pub mod algorithms;
 pub mod centroid_table;
