@@ -82,22 +82,22 @@ impl Scaling {
     /// standardization works at any magnitude. Missing values (NaN) are left out: each column
     /// is described by its observed values (DESIGN §8); a column with none gets mean 0, scale 1.
     pub fn fit<T: Float>(x: ArrayView2<T>, standardize: bool) -> Scaling {
+        fn all<T: Float>(c: ndarray::ArrayView1<'_, T>) -> impl Iterator<Item = f64> + Clone + '_ {
+            c.into_iter().map(|v| v.as_f64())
+        }
+        let n = x.nrows() as f64;
         let (mean, counts): (Vec<f64>, Vec<f64>) =
-            x.columns().into_iter().map(|c| observed_mean(c.iter().map(|v| v.as_f64()))).unzip();
+            x.columns().into_iter().map(|c| column_mean(all(c), n)).unzip();
         let scale = if standardize {
             x.columns()
                 .into_iter()
                 .zip(mean.iter().zip(&counts))
-                .map(|(c, (&mu, &n))| {
-                    let c = c.into_iter().map(|v| v.as_f64()).filter(|v| !v.is_nan());
-                    let sd = rescaled_mean(c.clone().map(|v| (v - mu).powi(2)), n).sqrt();
-                    let sd = if sd.is_finite() {
-                        sd
+                .map(|(c, (&mu, &count))| {
+                    // A column without missing values takes the plain pass.
+                    let sd = if count == n {
+                        column_sd(all(c), mu, n)
                     } else {
-                        // v − mu itself may overflow: halve both first.
-                        let half = c.map(|v| v / 2.0 - mu / 2.0);
-                        let unit = half.clone().fold(0.0, |m, h| f64::max(m, h.abs()));
-                        2.0 * unit * rescaled_mean(half.map(|h| (h / unit).powi(2)), n).sqrt()
+                        column_sd(all(c).filter(|v| !v.is_nan()), mu, count)
                     };
                     if sd > 0.0 && sd.is_finite() { sd } else { 1.0 }
                 })
@@ -151,16 +151,34 @@ impl Scaling {
 
 /// The mean of `values` (n of them); when their plain sum overflows, the mean of the values
 /// divided by the largest magnitude, times it.
-/// The mean of the observed (non-NaN) `values` (0 when there are none) and their number, in
-/// one pass unless the plain sum overflows (then as [`rescaled_mean`]).
-fn observed_mean(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
-    let observed = values.filter(|v| !v.is_nan());
-    let (sum, n) = observed.clone().fold((0.0, 0.0), |(s, n), v| (s + v, n + 1.0));
-    match n {
-        0.0 => (0.0, 0.0),
-        _ if (sum / n).is_finite() => (sum / n, n),
-        _ => (rescaled_mean(observed, n), n),
+/// The mean of the observed (non-NaN) ones of the `n` `values` (0 when there are none) and
+/// their number. A column without NaN costs the plain pass it always did (a NaN sum is the
+/// only sign of a missing value: finite values overflow to ±∞, never to NaN).
+fn column_mean(values: impl Iterator<Item = f64> + Clone, n: f64) -> (f64, f64) {
+    let plain = values.clone().sum::<f64>() / n;
+    if plain.is_finite() {
+        return (plain, n);
     }
+    if !plain.is_nan() {
+        return (rescaled_mean(values, n), n);
+    }
+    let observed = values.filter(|v| !v.is_nan());
+    match observed.clone().count() as f64 {
+        0.0 => (0.0, 0.0),
+        count => (rescaled_mean(observed, count), count),
+    }
+}
+
+/// The population standard deviation of `values` (n of them) around `mu`; values whose
+/// deviations overflow are halved first.
+fn column_sd(values: impl Iterator<Item = f64> + Clone, mu: f64, n: f64) -> f64 {
+    let sd = rescaled_mean(values.clone().map(|v| (v - mu).powi(2)), n).sqrt();
+    if sd.is_finite() {
+        return sd;
+    }
+    let half = values.map(|v| v / 2.0 - mu / 2.0);
+    let unit = half.clone().fold(0.0, |m, h| f64::max(m, h.abs()));
+    2.0 * unit * rescaled_mean(half.map(|h| (h / unit).powi(2)), n).sqrt()
 }
 
 fn rescaled_mean(values: impl Iterator<Item = f64> + Clone, n: f64) -> f64 {

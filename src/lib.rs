@@ -20,8 +20,10 @@
 //!
 //! Modules: [`dataset`] (validation, working copy), [`kernels`] (hot loops), [`partition`]
 //! (result and quality), [`parallel`] (threads), [`algorithms`] (one file per family),
-//! [`method`] (the catalogue), [`workflow`] (strata, weights, aggregation: DESIGN §8),
-//! [`microaggregate()`] (the entry point).
+//! [`method`] (the catalogue), [`workflow`] (strata, parts, weights, aggregation: DESIGN §8,
+//! §10), [`missing`] and [`kernels_masked`] (missing values, DESIGN §8), [`index`] and
+//! [`assess`] (nearest-neighbour indexes, record linkage: DESIGN §9), [`microaggregate()`]
+//! (the entry point).
 
 pub mod algorithms;
 pub mod assess;
