@@ -2,7 +2,7 @@
 //! records, so that any method can then run on each part independently (MONA generalised).
 //!
 //! A part of m > `max_part` records is cut on the attribute with the largest sum of squared
-//! deviations of its standardized values (scores within a relative [`TIE`] of the best are
+//! deviations of its standardized values (scores within a relative 1e-9 of the best are
 //! ties, won by the lowest attribute), at position ⌊m/2⌋ of the order (value, row index):
 //! the left part has the ⌊m/2⌋ records that come first. Missing values (NaN) are left out of
 //! the scores and come after every observed value in the order. Ties are broken by the row
@@ -113,7 +113,7 @@ impl<S: Float> Cutter<'_, S> {
     }
 }
 
-/// The index of the first score within a relative [`TIE`] of the largest.
+/// The index of the first score within a relative `TIE` of the largest.
 fn first_best(scores: &[f64]) -> usize {
     let best = scores.iter().copied().fold(0.0, f64::max);
     scores.iter().position(|&s| s >= best * (1.0 - TIE)).unwrap_or(0)
