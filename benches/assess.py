@@ -83,16 +83,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ns", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--max-n-d15", type=int, default=100_000, help="largest n for d = 15 (MDAV is O(n^2/k))")
+    ap.add_argument("--dims", type=int, nargs="+", default=[3, 15])
     ap.add_argument("--no-maps", action="store_true")
+    ap.add_argument("--out", default="assess.md", help="name of the Markdown file in bench-results/")
     args = ap.parse_args()
     load_avg = os.getloadavg()
     lines = ["# Assessment benchmark", "",
              f"Load average before the run: {load_avg[0]:.2f} (1 min), {load_avg[1]:.2f} (5 min); "
              f"{os.cpu_count()} cores.", ""]
-    lines += linkage_vs_mdav(args.ns, [3, 15], args.max_n_d15)
+    lines += linkage_vs_mdav(args.ns, args.dims, args.max_n_d15)
     if not args.no_maps:
         lines += [""] + ru_maps(["census", "eia"])
-    write("assess.md", lines)
+    write(args.out, lines)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 //! Points in blocks of [`BLOCK`], each stored column by column with its bounding box: the
 //! nearest-neighbour index for higher dimensions.
 //!
-//! In 10 or more dimensions a k-d tree's internal nodes rarely prune, while a flat list of
+//! From about 4 dimensions on a k-d tree's internal nodes rarely prune, while a flat list of
 //! small, spatially coherent blocks (the leaves of a k-d tree of leaf size [`BLOCK`]) does:
 //! a query computes the lower bounds of all blocks' boxes (one vectorized pass per
 //! attribute), skips each block whose bound exceeds the best distance found by the time it
@@ -15,8 +15,8 @@ use super::kdtree::KdTree;
 use super::{NearestIndex, Ties};
 use crate::float::Float;
 
-/// Points per block.
-pub const BLOCK: usize = 64;
+/// Points per block (at d = 15, 10⁵ records: 32 took 2.0 CPU s, 64 2.3 s, 16 2.0 s).
+pub const BLOCK: usize = 32;
 
 /// The block index of a fixed point set (see the module docs).
 #[derive(Debug, Clone)]
