@@ -121,7 +121,7 @@ def record_linkage(X: Any, Xm: Any, method: str = "nearest", *, n_jobs: int = 1)
     one at random, so the link is correct with probability 1/t when the record's own
     release is among them; ``rate`` is the mean of that probability. The Rust core searches
     the release's distinct rows (one per group of a microaggregated file) with an exact
-    index (a k-d tree up to 6 attributes, bounded blocks above), in ``n_jobs`` threads with
+    index (a k-d tree up to 3 attributes, bounded blocks of 32 above), in ``n_jobs`` threads with
     the same answer for every ``n_jobs``; memory O(n·d).
 
     ``method="global"`` (GDBRL, Herranz et al. 2015; sdcMicro's ``recordLinkage`` with
@@ -165,7 +165,7 @@ def _global_linkage(z: F64, zm: F64) -> RecordLinkageResult:
             "record_linkage(method='global') needs scipy: pip install scipy (or 'microagg[scipy]')"
         ) from None
     complete = not (np.isnan(z).any() or np.isnan(zm).any())
-    cost = cdist(z, zm) if complete else np.sqrt(partial_squared_distances(z, zm))
+    cost = cdist(z, zm) if complete else np.sqrt(_partial_squared_distances(z, zm))
     if not np.isfinite(cost).all():
         raise ValueError("some original and released records share no observed attribute; "
                          "record_linkage(method='global') cannot match them")
@@ -176,7 +176,7 @@ def _global_linkage(z: F64, zm: F64) -> RecordLinkageResult:
     return RecordLinkageResult("global", float(correct), n, matches=matches)
 
 
-def partial_squared_distances(a: F64, b: F64) -> F64:
+def _partial_squared_distances(a: F64, b: F64) -> F64:
     """(len(a), len(b)) squared distances, partial where values are missing (DESIGN §8):
     Σ over attributes observed in both, times d / their number; +inf when none."""
     d = a.shape[1]

@@ -26,8 +26,11 @@ use crate::parallel::Parallelism;
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 
-/// Up to this many attributes the k-d tree is used, above it the block index.
-pub const KD_TREE_MAX_DIM: usize = 6;
+/// Up to this many attributes the k-d tree is used, above it the block index (measured on
+/// 10⁵ Gaussian records released by MDAV k = 10, CPU seconds, tree vs blocks: d = 3 0.088
+/// vs 0.103 (blocks without groups), d = 4 0.153 vs 0.075, d = 8 1.52 vs 0.27, d = 15 14.4
+/// vs 1.83).
+pub const KD_TREE_MAX_DIM: usize = 3;
 
 /// Queries per parallel task.
 const CHUNK: usize = 512;

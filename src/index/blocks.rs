@@ -1,10 +1,10 @@
 //! Points in blocks of [`BLOCK`], each stored column by column with its bounding box: the
 //! nearest-neighbour index for higher dimensions.
 //!
-//! In 10 or more dimensions a k-d tree's internal nodes rarely prune, while a flat list of
+//! From about 4 dimensions on a k-d tree's internal nodes rarely prune, while a flat list of
 //! small, spatially coherent blocks (the leaves of a k-d tree of leaf size [`BLOCK`]) does:
-//! a query computes the lower bounds of all blocks' boxes (one vectorized pass per
-//! attribute), skips each block whose bound exceeds the best distance found by the time it
+//! a query computes the lower bounds of the boxes of groups of [`GROUP`] blocks, then of the
+//! blocks of each group it cannot skip (one vectorized pass per attribute), skips each block whose bound exceeds the best distance found by the time it
 //! is reached (a caller who starts from a good bound, such as the distance to a known
 //! candidate, skips most blocks from the start; visiting blocks nearest first was measured
 //! slower: its sort costs more than it saves), and computes a visited block's [`BLOCK`] distances in one pass over its columns (the inner
@@ -15,8 +15,11 @@ use super::kdtree::KdTree;
 use super::{NearestIndex, Ties};
 use crate::float::Float;
 
-/// Points per block.
-pub const BLOCK: usize = 64;
+/// Blocks per group (the first level of pruning).
+pub const GROUP: usize = 32;
+
+/// Points per block (at d = 15, 10⁵ records: 32 took 2.0 CPU s, 64 2.3 s, 16 2.0 s).
+pub const BLOCK: usize = 32;
 
 /// The block index of a fixed point set (see the module docs).
 #[derive(Debug, Clone)]
@@ -24,11 +27,12 @@ pub struct BlockIndex<T> {
     dim: usize,
     /// Per block, `dim` columns of [`BLOCK`] values (unused lanes hold zeros).
     columns: Vec<T>,
-    /// Box corners attribute by attribute: `lower[j * n_blocks + b]` (filled by `new`).
-    lower: Vec<T>,
-    upper: Vec<T>,
-    /// Per block, `dim` lower then `dim` upper corners while building.
-    boxes: Vec<T>,
+    /// Per block, `dim` lower then `dim` upper corners (while building).
+    corners: Vec<T>,
+    /// The blocks' boxes.
+    blocks: Boxes<T>,
+    /// The boxes of runs of [`GROUP`] consecutive blocks (a second level of pruning).
+    groups: Boxes<T>,
     /// Per block, the ids of its points (`lens[b]` of them, padded to [`BLOCK`]).
     ids: Vec<u32>,
     lens: Vec<usize>,
@@ -42,9 +46,9 @@ impl<T: Float> BlockIndex<T> {
         let mut index = BlockIndex {
             dim,
             columns: Vec::new(),
-            lower: Vec::new(),
-            upper: Vec::new(),
-            boxes: Vec::new(),
+            corners: Vec::new(),
+            blocks: Boxes::default(),
+            groups: Boxes::default(),
             ids: Vec::new(),
             lens: Vec::new(),
         };
@@ -53,11 +57,21 @@ impl<T: Float> BlockIndex<T> {
                 index.push_block(ids, coords);
             }
         }
-        let (nb, d) = (index.n_blocks(), dim);
-        let corner = |b: usize, j: usize| index.boxes[2 * d * b + j];
-        index.lower = (0..d * nb).map(|i| corner(i % nb, i / nb)).collect();
-        index.upper = (0..d * nb).map(|i| corner(i % nb, d + i / nb)).collect();
-        index.boxes = Vec::new();
+        let corners = std::mem::take(&mut index.corners);
+        index.blocks = Boxes::new(&corners, dim);
+        let mut merged = Vec::new();
+        for run in corners.chunks(2 * dim * GROUP) {
+            let mut lo_hi = run[..2 * dim].to_vec();
+            for c in run.chunks_exact(2 * dim).skip(1) {
+                for j in 0..dim {
+                    lo_hi[j] = if c[j] < lo_hi[j] { c[j] } else { lo_hi[j] };
+                    lo_hi[dim + j] =
+                        if c[dim + j] > lo_hi[dim + j] { c[dim + j] } else { lo_hi[dim + j] };
+                }
+            }
+            merged.extend_from_slice(&lo_hi);
+        }
+        index.groups = Boxes::new(&merged, dim);
         index
     }
 
@@ -74,8 +88,8 @@ impl<T: Float> BlockIndex<T> {
                 hi[j] = if v > hi[j] { v } else { hi[j] };
             }
         }
-        self.boxes.extend_from_slice(&lo);
-        self.boxes.extend_from_slice(&hi);
+        self.corners.extend_from_slice(&lo);
+        self.corners.extend_from_slice(&hi);
         self.ids.extend_from_slice(ids);
         self.ids.resize(self.ids.len() + BLOCK - ids.len(), u32::MAX);
         self.lens.push(ids.len());
@@ -84,24 +98,6 @@ impl<T: Float> BlockIndex<T> {
     /// Number of blocks.
     pub fn n_blocks(&self) -> usize {
         self.lens.len()
-    }
-
-    /// Lower bounds of the distance from `query` to every block, in one pass per attribute
-    /// across blocks: Σ_j max(lo_j − q_j, q_j − hi_j, 0)², safe under rounding like
-    /// [`box_lower_bound`](super::box_lower_bound).
-    #[inline(always)]
-    fn block_bounds(&self, query: &[T], out: &mut [T]) {
-        let nb = self.n_blocks();
-        out.fill(T::zero());
-        for (j, &q) in query.iter().enumerate() {
-            let (lo, hi) = (&self.lower[j * nb..(j + 1) * nb], &self.upper[j * nb..(j + 1) * nb]);
-            for ((o, &l), &h) in out.iter_mut().zip(lo).zip(hi) {
-                let (below, above) = (l - q, q - h);
-                let gap = if below > above { below } else { above };
-                let gap = if gap > T::zero() { gap } else { T::zero() };
-                *o += gap * gap;
-            }
-        }
     }
 
     /// Offers the points of block `b` to `ties`.
@@ -124,11 +120,63 @@ impl<T: Float> BlockIndex<T> {
 
     #[inline(always)]
     fn search_generic(&self, query: &[T], ties: &mut Ties<T>) {
-        let mut bounds = vec![T::zero(); self.n_blocks()];
-        self.block_bounds(query, &mut bounds);
-        for (b, &bound) in bounds.iter().enumerate() {
-            if bound <= ties.best() {
-                self.scan_block(b, query, ties);
+        let mut group_bounds = vec![T::zero(); self.groups.len];
+        self.groups.bounds(query, 0..self.groups.len, &mut group_bounds);
+        let mut bounds = [T::zero(); GROUP];
+        for (g, &group_bound) in group_bounds.iter().enumerate() {
+            if group_bound > ties.best() {
+                continue;
+            }
+            let blocks = g * GROUP..((g + 1) * GROUP).min(self.n_blocks());
+            let bounds = &mut bounds[..blocks.len()];
+            self.blocks.bounds(query, blocks.clone(), bounds);
+            for (b, &bound) in blocks.zip(bounds.iter()) {
+                if bound <= ties.best() {
+                    self.scan_block(b, query, ties);
+                }
+            }
+        }
+    }
+}
+
+/// Boxes stored attribute by attribute (`lower[j * len + i]`), so that the bounds of many
+/// boxes take one vectorized pass per attribute.
+#[derive(Debug, Clone, Default)]
+struct Boxes<T> {
+    len: usize,
+    lower: Vec<T>,
+    upper: Vec<T>,
+}
+
+impl<T: Float> Boxes<T> {
+    /// From per-box corners (`dim` lower then `dim` upper values per box).
+    fn new(corners: &[T], dim: usize) -> Self {
+        let len = corners.len() / (2 * dim);
+        let corner = |i: usize, j: usize| corners[2 * dim * i + j];
+        Boxes {
+            len,
+            lower: (0..dim * len).map(|x| corner(x % len, x / len)).collect(),
+            upper: (0..dim * len).map(|x| corner(x % len, dim + x / len)).collect(),
+        }
+    }
+
+    /// Lower bounds of the distance from `query` to the boxes `range`:
+    /// Σ_j max(lo_j − q_j, q_j − hi_j, 0)², safe under rounding like
+    /// [`box_lower_bound`](super::box_lower_bound).
+    #[inline(always)]
+    fn bounds(&self, query: &[T], range: std::ops::Range<usize>, out: &mut [T]) {
+        out.fill(T::zero());
+        for (j, &q) in query.iter().enumerate() {
+            let at = j * self.len;
+            let (lo, hi) = (
+                &self.lower[at + range.start..at + range.end],
+                &self.upper[at + range.start..at + range.end],
+            );
+            for ((o, &l), &h) in out.iter_mut().zip(lo).zip(hi) {
+                let (below, above) = (l - q, q - h);
+                let gap = if below > above { below } else { above };
+                let gap = if gap > T::zero() { gap } else { T::zero() };
+                *o += gap * gap;
             }
         }
     }
