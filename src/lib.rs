@@ -36,6 +36,7 @@ pub mod partition;
 pub mod progress;
 pub mod rng;
 mod width;
+pub mod workflow;
 
 #[cfg(feature = "python")]
 mod python;
