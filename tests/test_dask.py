@@ -208,3 +208,21 @@ def test_bad_arguments(client: Any) -> None:
 def test_microagg_does_not_import_dask() -> None:
     code = "import sys, microagg; bad = [m for m in ('dask', 'distributed') if m in sys.modules]; assert not bad, bad"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_cli_dask_engine(client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from microagg.cli import main
+
+    df = frame(4000, seed=5)
+    dd.from_pandas(df, npartitions=3).to_parquet(tmp_path / "big.parquet")
+    argv = ["anonymize", str(tmp_path / "big.parquet"), "-k", "3", "--engine", "dask",
+            "--scheduler", client.scheduler.address, "--columns", "a,b,c", "--by", "region", "--max-part", "300"]
+    assert main(argv) == 0
+    back = dd.read_parquet(tmp_path / "big_k3.parquet").compute().loc[df.index]
+    pd.testing.assert_series_equal(back["note"], df["note"], check_dtype=False)
+    assert back.groupby(["region", *QI]).size().min() >= 3
+    assert main(argv) == 2 and "exists" in capsys.readouterr().err  # never overwrites
+    assert main([*argv[:6], "--max-part", "4", "-o", str(tmp_path / "x")]) == 2
+    assert "max_part" in capsys.readouterr().err
+    assert main(["anonymize", str(tmp_path / "big.parquet"), "-k", "3", "--max-part", "300"]) == 2
+    assert "--engine dask" in capsys.readouterr().err

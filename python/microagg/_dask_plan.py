@@ -171,7 +171,7 @@ def descend(node: Int, ids: Int, z: Float, tree: tuple[Int, UInt, Int, Int, Int]
 def standardized(frame: pd.DataFrame, columns: Sequence[Any], mean: Float, scale: Float) -> Float:
     """The chosen columns of one partition as float64, standardized ``(x - mean) / scale``."""
     x = frame[list(columns)].to_numpy(dtype=np.float64, na_value=np.nan)
-    return (x - mean) / scale
+    return np.asarray((x - mean) / scale, dtype=np.float64)
 
 
 def stratum_codes(frame: pd.DataFrame, by: Sequence[Any], strata: Optional[pd.DataFrame]) -> Int:
@@ -180,7 +180,7 @@ def stratum_codes(frame: pd.DataFrame, by: Sequence[Any], strata: Optional[pd.Da
         return np.zeros(len(frame), dtype=np.int64)
     codes = strata.assign(_stratum=np.arange(len(strata)))
     merged = frame[list(by)].reset_index(drop=True).merge(codes, how="left", on=list(by))
-    return merged["_stratum"].to_numpy(dtype=np.int64)
+    return np.asarray(merged["_stratum"].to_numpy(dtype=np.int64), dtype=np.int64)
 
 
 class _Local:
@@ -265,7 +265,7 @@ def _scan(frame: pd.DataFrame, spec: Spec, index: int) -> tuple[int, Int, Float,
 def _squared_deviations(frame: pd.DataFrame, spec: Spec, mean: Float, index: int) -> Float:
     """Per column: sum of squared deviations of the observed values from ``mean``."""
     x = frame[spec.columns].to_numpy(dtype=np.float64, na_value=np.nan)
-    return np.nansum((x - mean) ** 2, axis=0)
+    return np.asarray(np.nansum((x - mean) ** 2, axis=0), dtype=np.float64)
 
 
 def _block(frame: pd.DataFrame, spec: Spec, offsets: Int, mean: Float, scale: Float, strata: Optional[pd.DataFrame], index: int) -> _Block:
@@ -285,31 +285,33 @@ def _part_sums(block: _Block, slot_of: Int, n_slots: int, index: int) -> tuple[F
     rows, slot = _slots(block, slot_of)
     z = block.z[rows]
     ok = ~np.isnan(z)
-    zero = np.where(ok, z, 0.0)
-    count = np.stack([np.bincount(slot, weights=ok[:, j], minlength=n_slots) for j in range(z.shape[1])], axis=1)
-    total = np.stack([np.bincount(slot, weights=zero[:, j], minlength=n_slots) for j in range(z.shape[1])], axis=1)
-    return count, total
+    return _sums_by_slot(slot, ok.astype(np.float64), n_slots), _sums_by_slot(slot, np.where(ok, z, 0.0), n_slots)
 
 
 def _part_deviations(block: _Block, slot_of: Int, means: Float, index: int) -> Float:
     """Per active node and attribute: sum of squared deviations of the observed values."""
     rows, slot = _slots(block, slot_of)
-    dev = np.nan_to_num((block.z[rows] - means[slot]) ** 2, nan=0.0)
-    return np.stack([np.bincount(slot, weights=dev[:, j], minlength=len(means)) for j in range(dev.shape[1])], axis=1)
+    return _sums_by_slot(slot, np.nan_to_num((block.z[rows] - means[slot]) ** 2, nan=0.0), len(means))
+
+
+def _sums_by_slot(slot: Int, values: Float, n_slots: int) -> Float:
+    """Column sums of ``values`` per slot, shape (n_slots, d)."""
+    return np.stack([np.bincount(slot, weights=values[:, j], minlength=n_slots) for j in range(values.shape[1])], axis=1)
 
 
 def _bracketed(block: _Block, slot_of: Int, attr: Int, bracket: Bracket) -> tuple[Int, UInt, Int]:
     """Slots, value keys and ids of the block's records inside their node's bracket."""
     rows, slot = _slots(block, slot_of)
     bits, ids = order_bits(block.z[rows, attr[slot]]), block.ids[rows]
-    lo_bits, lo_id, hi_bits, hi_id = (b[slot] for b in bracket)
-    inside = ~_less(bits, ids, lo_bits, lo_id) & _less(bits, ids, hi_bits, hi_id)
+    lo_bits, lo_id, hi_bits, hi_id = bracket
+    inside = ~_less(bits, ids, lo_bits[slot], lo_id[slot]) & _less(bits, ids, hi_bits[slot], hi_id[slot])
     return slot[inside], bits[inside], ids[inside]
 
 
 def _less(bits: UInt, ids: Int, other_bits: UInt, other_ids: Int) -> npt.NDArray[np.bool_]:
     """Whether each key (bits, id) is below the other one."""
-    return (bits < other_bits) | ((bits == other_bits) & (ids < other_ids))
+    below: npt.NDArray[np.bool_] = (bits < other_bits) | ((bits == other_bits) & (ids < other_ids))
+    return below
 
 
 def _sample(block: _Block, slot_of: Int, attr: Int, bracket: Bracket, stride: Int, index: int) -> Keys:

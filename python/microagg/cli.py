@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from . import _core, datasets
+from . import _cli_dask, _core, datasets
 from ._api import METHODS, MicroaggregationResult, microaggregate
 
 _DATASETS: dict[str, Callable[[], Any]] = {
@@ -166,6 +166,9 @@ def _write_atomically(path: str, header: list[str], rows: list[list[str]]) -> No
 
 
 def _anonymize(args: argparse.Namespace) -> int:
+    if args.engine == "dask":
+        return _cli_dask.run(args)
+    _cli_dask.check_local(args)
     src = args.input
     out = args.output or "{0}_k{1}{2}".format(*os.path.splitext(src)[:1], args.k, os.path.splitext(src)[1] or ".csv")
     if os.path.exists(out) and os.path.exists(src) and os.path.samefile(src, out):
@@ -228,6 +231,7 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--dtype", choices=["float32", "float64"], default=None)
     a.add_argument("--no-standardize", action="store_true", help="do not z-score the columns first")
     a.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
+    _cli_dask.add_arguments(a)
     a.set_defaults(func=_anonymize)
 
     sub.add_parser("methods", help="list the methods").set_defaults(
