@@ -5,10 +5,10 @@ processes (1 thread each), against one machine without a cluster (the local pipe
 and optionally out of core: workers whose memory limit is below the data's size.
 
     python benches/dask_engine.py                        # 10^7 x 4, max_part 100 000
-    python benches/dask_engine.py --n 1000000 --out-of-core
+    python benches/dask_engine.py --n 20000000 --out-of-core   # worker memory < the data
 
 Peak memory is each worker process's maximum resident set (getrusage), read after the run
-from a fresh cluster. Writes bench-results/dask.md. Measures and prints; asserts nothing.
+from a fresh cluster. Writes bench-results/dask.md (dask_out_of_core.md). Measures and prints; asserts nothing.
 """
 
 from __future__ import annotations
@@ -99,40 +99,32 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--max-part", type=int, default=100_000)
     ap.add_argument("--rows-per-file", type=int, default=250_000)
-    ap.add_argument("--out-of-core", type=int, default=0, metavar="N",
-                    help="also run N records on workers whose memory limits add up to less than the data")
+    ap.add_argument("--out-of-core", action="store_true",
+                    help="instead: one cluster run whose worker memory limits add up to less than the data")
     ap.add_argument("--tmp", default=tempfile.gettempdir())
     args = ap.parse_args()
     load = os.getloadavg()
+    data_mib = args.n * 5 * 8 / 2**20
     work = Path(tempfile.mkdtemp(prefix="microagg-dask-bench-", dir=args.tmp))
+    rows = []
     try:
         src = work / "in"
         make_parquet(src, args.n, args.rows_per_file)
-        size_mib = sum(f.stat().st_size for f in src.iterdir()) / 2**20
-        data_mib = args.n * 5 * 8 / 2**20
-        print(f"{args.n:,} x 4 records ({data_mib:.0f} MiB in memory, {size_mib:.0f} MiB of Parquet); load {load}")
-        rows = []
-        seconds, peaks = on_cluster(src, work / "cluster", args.k, args.max_part, None)
-        rows.append(("LocalCluster, 2 workers x 1 thread", seconds, peaks))
-        print(rows[-1])
-        what, seconds = one_machine(src, work / "local", args.k, args.max_part)
-        rows.append((what, seconds, [peak_rss_mib()]))  # this process: data generation included
-        print(rows[-1])
-        if args.out_of_core:
-            big = work / "big"
-            make_parquet(big, args.out_of_core, args.rows_per_file)
-            big_mib = args.out_of_core * 5 * 8 / 2**20
-            limit = int(WORKER_BASE_MIB + big_mib / 8)  # both workers together hold < the data
-            seconds, peaks = on_cluster(big, work / "ooc", args.k, args.max_part, f"{limit}MiB")
-            rows.append((f"{args.out_of_core:,} records ({big_mib:.0f} MiB): LocalCluster, 2 workers x 1 thread, "
-                         f"memory limit {limit} MiB each (out of core)", seconds, peaks))
-            print(rows[-1])
+        print(f"{args.n:,} x 4 records ({data_mib:.0f} MiB in memory); load {load}", flush=True)
+        limit = f"{int(WORKER_BASE_MIB + data_mib / 8)}MiB" if args.out_of_core else None  # 2 workers hold < the data
+        seconds, peaks = on_cluster(src, work / "cluster", args.k, args.max_part, limit)
+        rows.append((f"LocalCluster, 2 workers x 1 thread{f', memory limit {limit} each' if limit else ''}", seconds, peaks))
+        print(rows[-1], flush=True)
+        if not args.out_of_core:
+            what, seconds = one_machine(src, work / "local", args.k, args.max_part)
+            rows.append((what, seconds, [peak_rss_mib()]))  # this process: data generation included
+            print(rows[-1], flush=True)
         il = information_loss(src, work / "cluster")  # last: it loads the data here
         print(f"IL {100 * il:.3f}%")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     lines = [
-        "# Dask engine", "",
+        "# Dask engine" + (", out of core" if args.out_of_core else ""), "",
         f"{args.n:,} x 4 Gaussian records (+ a record id column), Parquet in and out, mdav, k = {args.k}, "
         f"max_part = {args.max_part:,}; {data_mib:.0f} MiB in memory. Load average before the run: "
         f"{load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f} (a 2-core machine shared with other jobs).", "",
@@ -140,7 +132,7 @@ def main() -> None:
         "| run | time (s) | peak memory per process (MiB) |", "|---|---:|---:|",
         *[f"| {what} | {seconds:.1f} | {', '.join(f'{p:.0f}' for p in peaks)} |" for what, seconds, peaks in rows],
     ]
-    write("dask.md", lines)
+    write("dask_out_of_core.md" if args.out_of_core else "dask.md", lines)
 
 
 if __name__ == "__main__":

@@ -204,7 +204,9 @@ def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> pd.DataFr
             aggregation=opts["aggregation"], missing=opts["missing"], n_jobs=opts["n_jobs"],
             **opts["method_params"],
         )
-    out = frame.drop(columns=[_ROW, _PART]).assign(**{c: released[:, j] for j, c in enumerate(opts["columns"])})
+    out = frame.drop(columns=[_ROW, _PART])
+    for j, c in enumerate(opts["columns"]):  # names need not be strings
+        out[c] = released[:, j]
     if opts["group_column"] is not None:
         out[opts["group_column"]] = labels
     return out
