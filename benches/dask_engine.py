@@ -5,7 +5,7 @@ processes (1 thread each), against one machine without a cluster (the local pipe
 and optionally out of core: workers whose memory limit is below the data's size.
 
     python benches/dask_engine.py                        # 10^7 x 4, max_part 100 000
-    python benches/dask_engine.py --n 20000000 --out-of-core   # worker memory < the data
+    python benches/dask_engine.py --n 30000000 --out-of-core   # worker memory < the data
 
 Peak memory is each worker process's maximum resident set (getrusage), read after the run
 from a fresh cluster. Writes bench-results/dask.md (dask_out_of_core.md). Measures and prints; asserts nothing.
@@ -32,7 +32,7 @@ import microagg.dask as mdask
 
 COLUMNS = ["x0", "x1", "x2", "x3"]
 
-WORKER_BASE_MIB = 300
+WORKER_BASE_MIB = 250
 """Resident memory of an idle worker process with NumPy, pandas, pyarrow and microagg loaded."""
 
 
@@ -111,7 +111,7 @@ def main() -> None:
         src = work / "in"
         make_parquet(src, args.n, args.rows_per_file)
         print(f"{args.n:,} x 4 records ({data_mib:.0f} MiB in memory); load {load}", flush=True)
-        limit = f"{int(WORKER_BASE_MIB + data_mib / 8)}MiB" if args.out_of_core else None  # 2 workers hold < the data
+        limit = f"{int(WORKER_BASE_MIB + data_mib / 6)}MiB" if args.out_of_core else None  # 2 workers hold < the data
         seconds, peaks = on_cluster(src, work / "cluster", args.k, args.max_part, limit)
         rows.append((f"LocalCluster, 2 workers x 1 thread{f', memory limit {limit} each' if limit else ''}", seconds, peaks))
         print(rows[-1], flush=True)

@@ -171,6 +171,15 @@ def test_release_equals_the_local_pipeline(client: Any, by: list[str]) -> None:
     np.testing.assert_allclose(out.loc[df.index, QI].to_numpy(), local[QI].to_numpy(), rtol=1e-12, atol=1e-12)
 
 
+def test_a_missing_stratum_label_is_a_stratum(client: Any) -> None:
+    df = frame(3000, seed=6)
+    df.loc[df.index[::7], "region"] = None
+    out = mdask.anonymize(dd.from_pandas(df, npartitions=3), 3, QI, by="region", max_part=200, group_column="g").compute()
+    assert out.groupby("g")["region"].nunique(dropna=False).max() == 1
+    assert out["region"].isna().sum() == df["region"].isna().sum() > 0
+    assert out.groupby("g").size().min() >= 3
+
+
 def test_parquet_in_and_out(client: Any, tmp_path: Path) -> None:
     df = frame(5000, seed=2)
     dd.from_pandas(df, npartitions=4).to_parquet(tmp_path / "in")
