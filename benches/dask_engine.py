@@ -111,7 +111,7 @@ def main() -> None:
         src = work / "in"
         make_parquet(src, args.n, args.rows_per_file)
         print(f"{args.n:,} x 4 records ({data_mib:.0f} MiB in memory); load {load}", flush=True)
-        limit = f"{int(WORKER_BASE_MIB + data_mib / 6)}MiB" if args.out_of_core else None  # 2 workers hold < the data
+        limit = f"{int(WORKER_BASE_MIB + data_mib / 4)}MiB" if args.out_of_core else None  # 2 workers hold < the data
         seconds, peaks = on_cluster(src, work / "cluster", args.k, args.max_part, limit)
         rows.append((f"LocalCluster, 2 workers x 1 thread{f', memory limit {limit} each' if limit else ''}", seconds, peaks))
         print(rows[-1], flush=True)

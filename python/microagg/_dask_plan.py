@@ -8,7 +8,8 @@ a relative 1e-9 of the best are ties, won by the lowest attribute), at position 
 order (value, row id), missing values after every observed one. Row ids are positions in
 the frame. Strata (``by``) are the roots of the tree and are cut independently.
 
-Every step is a pass over the persisted records (one small block per input partition) that
+Every step is a pass over the data (each task reads one input partition and rebuilds its
+records' parts from the tree so far, so a worker holds one partition at a time) that
 returns per-part summaries: counts and sums, then squared deviations (the cut attribute),
 then an exact distributed selection of each cut: every round samples the records inside
 each part's current bracket of keys, takes :data:`PIVOTS` of them as pivots, counts the
@@ -125,6 +126,25 @@ class _Block:
     node: Int
 
 
+@dataclass(frozen=True)
+class _State:
+    """What a pass needs to rebuild a partition's records: scaling, row offsets, strata and
+    the tree so far."""
+
+    spec: Spec
+    offsets: Int
+    mean: Float
+    scale: Float
+    strata: Optional[pd.DataFrame]
+    tree: tuple[Int, UInt, Int, Int, Int]
+
+    def block(self, frame: pd.DataFrame, index: int) -> _Block:
+        """Partition ``index``: row ids, standardized values and current leaf of each record."""
+        ids = self.offsets[index] + np.arange(len(frame), dtype=np.int64)
+        z = standardized(frame, self.spec.columns, self.mean, self.scale)
+        return _Block(ids, z, descend(stratum_codes(frame, self.spec.by, self.strata), ids, z, self.tree))
+
+
 @dataclass
 class _Tree:
     """The cut tree as it grows (one entry per node)."""
@@ -183,74 +203,57 @@ def stratum_codes(frame: pd.DataFrame, by: Sequence[Any], strata: Optional[pd.Da
     return np.asarray(merged["_stratum"].to_numpy(dtype=np.int64), dtype=np.int64)
 
 
-class _Local:
-    """Passes with ``dask.compute``: blocks are in this process's memory."""
-
-    def blocks(self, parts: Sequence[Any], fn: Callable[..., Any], *args: Any) -> list[Any]:
-        import dask
-
-        return list(dask.compute(*[dask.delayed(fn)(p, *args) for p in parts]))
-
-    def map(self, fn: Callable[..., Any], blocks: Sequence[Any], *args: Any) -> list[Any]:
-        """``fn(block, *args)`` for every block (with its position as ``index=``)."""
-        import dask
-
-        return list(dask.compute(*[dask.delayed(fn)(b, *args, index=i) for i, b in enumerate(blocks)]))
-
-    def keep(self, fn: Callable[..., Any], blocks: Sequence[Any], *args: Any) -> list[Any]:
-        """Like :meth:`map`, keeping the results where they are (here: in memory)."""
-        return self.map(fn, blocks, *args)
-
-
-class _Cluster:
-    """Passes on a ``distributed`` cluster: blocks stay on the workers as futures."""
-
-    def __init__(self, client: Any) -> None:
-        self.client = client
-
-    def blocks(self, parts: Sequence[Any], fn: Callable[..., Any], *args: Any) -> list[Any]:
-        import dask
-
-        return list(self.client.compute([dask.delayed(fn)(p, *args) for p in parts]))
-
-    def _submit(self, fn: Callable[..., Any], blocks: Sequence[Any], args: tuple[Any, ...]) -> list[Any]:
-        shared = self.client.scatter([args], broadcast=True, hash=False)[0] if args else None
-        return [
-            self.client.submit(_call, fn, b, shared, i, pure=False) for i, b in enumerate(blocks)
-        ]
-
-    def map(self, fn: Callable[..., Any], blocks: Sequence[Any], *args: Any) -> list[Any]:
-        return list(self.client.gather(self._submit(fn, blocks, args)))
-
-    def keep(self, fn: Callable[..., Any], blocks: Sequence[Any], *args: Any) -> list[Any]:
-        """Like :meth:`map`, leaving the results on the workers (as futures)."""
-        return self._submit(fn, blocks, args)
-
-
-def _call(fn: Callable[..., Any], block: Any, args: Optional[tuple[Any, ...]], index: int) -> Any:
-    return fn(block, *(args or ()), index=index)
+Compute = Callable[[list[Any]], list[Any]]
+"""Computes a list of Delayed objects and returns their values."""
 
 
 @contextlib.contextmanager
-def _executor() -> Iterator[Any]:
-    """The cluster this planner task runs on, or the local scheduler."""
+def _executor() -> Iterator[Compute]:
+    """How the passes run: on the cluster this planner task runs on (through
+    ``worker_client``, so the planner's thread is free meanwhile), else with the local
+    scheduler."""
     try:
         from distributed import get_worker, worker_client
 
         get_worker()
     except (ImportError, ValueError):
-        yield _Local()
+        import dask
+
+        yield lambda tasks: list(dask.compute(*tasks))
         return
     with worker_client() as client:
-        yield _Cluster(client)
+        yield lambda tasks: list(client.gather(client.compute(tasks)))
+
+
+class _Passes:
+    """Runs per-partition steps over the source. Nothing is kept between passes: each pass
+    reads its partition again and rebuilds the records' nodes from the tree so far, so a
+    worker holds one partition at a time and a lost worker costs only its tasks."""
+
+    def __init__(self, compute: Compute, parts: Sequence[Any]) -> None:
+        self.compute, self.parts = compute, list(parts)
+
+    def raw(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
+        """``fn(frame, *args, index=i)`` for every partition frame."""
+        import dask
+
+        shared = dask.delayed(args, pure=False)
+        return self.compute([dask.delayed(_on_frame)(p, fn, shared, i) for i, p in enumerate(self.parts)])
+
+    def blocks(self, state: _State, fn: Callable[..., Any], *args: Any) -> list[Any]:
+        """``fn(block, *args, index=i)`` for every partition's :class:`_Block` under ``state``."""
+        return self.raw(_on_block, state, fn, *args)
+
+
+def _on_frame(frame: pd.DataFrame, fn: Callable[..., Any], args: tuple[Any, ...], index: int) -> Any:
+    return fn(frame, *args, index=index)
+
+
+def _on_block(frame: pd.DataFrame, state: _State, fn: Callable[..., Any], *args: Any, index: int) -> Any:
+    return fn(state.block(frame, index), *args, index=index)
 
 
 # --- per-block steps (run where the block lives) -------------------------------------------
-
-
-def _raw_block(frame: pd.DataFrame, spec: Spec) -> pd.DataFrame:
-    """The columns the planner needs from one input partition."""
-    return frame[spec.columns + spec.by].reset_index(drop=True)
 
 
 def _scan(frame: pd.DataFrame, spec: Spec, index: int) -> tuple[int, Int, Float, bool, Optional[pd.DataFrame]]:
@@ -266,12 +269,6 @@ def _squared_deviations(frame: pd.DataFrame, spec: Spec, mean: Float, index: int
     """Per column: sum of squared deviations of the observed values from ``mean``."""
     x = frame[spec.columns].to_numpy(dtype=np.float64, na_value=np.nan)
     return np.asarray(np.nansum((x - mean) ** 2, axis=0), dtype=np.float64)
-
-
-def _block(frame: pd.DataFrame, spec: Spec, offsets: Int, mean: Float, scale: Float, strata: Optional[pd.DataFrame], index: int) -> _Block:
-    """The planner's copy of one partition: row ids, standardized values, stratum."""
-    ids = offsets[index] + np.arange(len(frame), dtype=np.int64)
-    return _Block(ids, standardized(frame, spec.columns, mean, scale), stratum_codes(frame, spec.by, strata))
 
 
 def _slots(block: _Block, slot_of: Int) -> tuple[Int, Int]:
@@ -337,10 +334,6 @@ def _pull(block: _Block, slot_of: Int, attr: Int, bracket: Bracket, index: int) 
     return pack_keys(*_bracketed(block, slot_of, attr, bracket))
 
 
-def _descend_block(block: _Block, tree: tuple[Int, UInt, Int, Int, Int], index: int) -> _Block:
-    return _Block(block.ids, block.z, descend(block.node, block.ids, block.z, tree))
-
-
 # --- the planner ---------------------------------------------------------------------------
 
 
@@ -357,9 +350,9 @@ def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
     returns the :class:`Plan`. Raises ``ValueError`` for empty data, non-finite values,
     missing values when they are not allowed, ``k`` above the number of records or a stratum
     with fewer than ``k`` records."""
-    with _executor() as ex:
-        raw = ex.blocks(source.frame.to_delayed(), _raw_block, spec)
-        scans = ex.map(_scan, raw, spec)
+    with _executor() as compute:
+        passes = _Passes(compute, source.frame.to_delayed())
+        scans = passes.raw(_scan, spec)
         n = int(sum(s[0] for s in scans))
         counts = np.sum([s[1] for s in scans], axis=0)
         sums = np.sum([s[2] for s in scans], axis=0)
@@ -367,19 +360,18 @@ def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
         mean = sums / counts if spec.standardize else np.zeros(len(spec.columns))
         scale = np.ones(len(spec.columns))
         if spec.standardize:
-            sd = np.sqrt(np.sum(ex.map(_squared_deviations, raw, spec, mean), axis=0) / counts)
+            sd = np.sqrt(np.sum(passes.raw(_squared_deviations, spec, mean), axis=0) / counts)
             scale = np.where((sd > 0) & np.isfinite(sd), sd, 1.0)
         strata = _strata(spec, [s[4] for s in scans], n)
         offsets = np.concatenate([[0], np.cumsum([s[0] for s in scans])]).astype(np.int64)
-        blocks = ex.keep(_block, raw, spec, offsets, mean, scale, None if strata is None else strata.drop(columns="_size"))
-        del raw
+        codes = None if strata is None else strata.drop(columns="_size")
         tree = _Tree()
         for size in ([n] if strata is None else strata["_size"].tolist()):
             tree.add(int(size))
         active = [v for v in range(len(tree.size)) if tree.size[v] > spec.max_part]
         while active:
-            _cut_level(ex, blocks, tree, active, len(spec.columns))
-            blocks = ex.keep(_descend_block, blocks, tree.arrays())
+            state = _State(spec, offsets, mean, scale, codes, tree.arrays())
+            _cut_level(lambda fn, *args: passes.blocks(state, fn, *args), tree, active)
             active = [c for v in active for c in (tree.left[v], tree.right[v]) if tree.size[c] > spec.max_part]
     attr, cut_bits, cut_id, left, right = tree.arrays()
     part = np.full(len(attr), -1, dtype=np.int64)
@@ -433,21 +425,25 @@ def _strata(spec: Spec, parts: list[Optional[pd.DataFrame]], n: int) -> Optional
     return strata
 
 
-def _cut_level(ex: Any, blocks: list[Any], tree: _Tree, active: list[int], d: int) -> None:
+Run = Callable[..., list[Any]]
+"""``run(fn, *args)``: ``fn(block, *args, index=i)`` over every partition's records."""
+
+
+def _cut_level(run: Run, tree: _Tree, active: list[int]) -> None:
     """Cuts every node in ``active`` in two (appending the children to ``tree``)."""
     slot_of = np.full(len(tree.size), -1, dtype=np.int64)
     slot_of[active] = np.arange(len(active))
     n_slots = len(active)
-    sums = ex.map(_part_sums, blocks, slot_of, n_slots)
+    sums = run(_part_sums, slot_of, n_slots)
     count = np.sum([s[0] for s in sums], axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.sum([s[1] for s in sums], axis=0) / count
-    scores = np.sum(ex.map(_part_deviations, blocks, slot_of, means), axis=0)
+    scores = np.sum(run(_part_deviations, slot_of, means), axis=0)
     scores = np.where(count > 0, scores, 0.0)
     best = np.maximum(scores.max(axis=1), 0.0)
     attr = np.argmax(scores >= (best * (1.0 - TIE))[:, None], axis=1).astype(np.int64)
     sizes = np.array([tree.size[v] for v in active], dtype=np.int64)
-    cut_bits, cut_id = _select(ex, blocks, slot_of, attr, sizes // 2, sizes)
+    cut_bits, cut_id = _select(run, slot_of, attr, sizes // 2, sizes)
     for s, v in enumerate(active):
         tree.attr[v], tree.cut_bits[v], tree.cut_id[v] = int(attr[s]), int(cut_bits[s]), int(cut_id[s])
         half = int(sizes[s] // 2)
@@ -455,7 +451,7 @@ def _cut_level(ex: Any, blocks: list[Any], tree: _Tree, active: list[int], d: in
         tree.right[v] = tree.add(int(sizes[s]) - half)
 
 
-def _select(ex: Any, blocks: list[Any], slot_of: Int, attr: Int, rank: Int, size: Int) -> tuple[UInt, Int]:
+def _select(run: Run, slot_of: Int, attr: Int, rank: Int, size: Int) -> tuple[UInt, Int]:
     """The key (value bits, row id) of rank ``rank[s]`` (0-based, in key order) among each
     active node's records: exact, by bracketing rounds then one pull."""
     n_slots = len(rank)
@@ -465,13 +461,13 @@ def _select(ex: Any, blocks: list[Any], slot_of: Int, attr: Int, rank: Int, size
     rank, inside = rank.copy(), size.copy()
     while (inside > PULL).any():
         stride = np.maximum(1, inside // SAMPLES)
-        sample = np.sort(np.concatenate(ex.map(_sample, blocks, slot_of, attr, bracket, stride)))
+        sample = np.sort(np.concatenate(run(_sample, slot_of, attr, bracket, stride)))
         pivots = _pivots(sample, inside > PULL, n_slots)
         p_slot, p_bits, p_id = unpack_keys(pivots)
         n_piv = np.bincount(p_slot, minlength=n_slots)
         first = np.concatenate([[0], np.cumsum(n_piv)])
         start = first + np.arange(n_slots + 1)
-        hist = np.sum(ex.map(_bucket_counts, blocks, slot_of, attr, bracket, pivots, int(start[-1])), axis=0)
+        hist = np.sum(run(_bucket_counts, slot_of, attr, bracket, pivots, int(start[-1])), axis=0)
         for s in np.flatnonzero(n_piv):
             below = np.cumsum(hist[start[s] : start[s + 1]])
             b = int(np.searchsorted(below, rank[s], side="right"))
@@ -481,7 +477,7 @@ def _select(ex: Any, blocks: list[Any], slot_of: Int, attr: Int, rank: Int, size
                 lo_bits[s], lo_id[s] = p_bits[first[s] + b - 1], p_id[first[s] + b - 1]
             if b < n_piv[s]:
                 hi_bits[s], hi_id[s] = p_bits[first[s] + b], p_id[first[s] + b]
-    slot, bits, ids = unpack_keys(np.sort(np.concatenate(ex.map(_pull, blocks, slot_of, attr, bracket))))
+    slot, bits, ids = unpack_keys(np.sort(np.concatenate(run(_pull, slot_of, attr, bracket))))
     at = np.searchsorted(slot, np.arange(n_slots), side="left") + rank
     return bits[at], ids[at]
 
