@@ -93,6 +93,13 @@ def run(args: argparse.Namespace) -> int:
     if os.path.exists(out):
         raise CliError(f"{out} exists; choose another -o (nothing is overwritten)")
     params = dict(_parse_param(p) for p in args.param)
+    if getattr(args, "small_strata", "error") != "error":
+        raise CliError("--small-strata merge is not available with --engine dask")
+    if getattr(args, "trim", None) is not None:
+        params["trim"] = args.trim
+    for name in ("weights", "aggregation", "missing"):  # the local engine's workflow flags, when present
+        if getattr(args, name, None) is not None:
+            params[name] = getattr(args, name)
     max_part = 100_000 if args.max_part is None else args.max_part
     t0 = time.perf_counter()
     with _client(args.scheduler):
