@@ -119,7 +119,8 @@ class Plan:
 
 @dataclass
 class _Block:
-    """The records of one input partition, as the planner keeps them."""
+    """The records of one input partition as a pass sees them: row ids, standardized values,
+    current node."""
 
     ids: Int
     z: Float
@@ -378,7 +379,7 @@ def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
     leaves = [v for root in range(1 if strata is None else len(strata)) for v in _leaves(tree, root)]
     part[leaves] = np.arange(len(leaves))
     return Plan(
-        mean, scale, offsets, None if strata is None else strata.drop(columns="_size"),
+        mean, scale, offsets, codes,
         attr, cut_bits, cut_id, left, right, part, np.array([tree.size[v] for v in leaves], dtype=np.int64),
     )
 
