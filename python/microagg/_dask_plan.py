@@ -8,8 +8,8 @@ a relative 1e-9 of the best are ties, won by the lowest attribute), at position 
 order (value, row id), missing values after every observed one. Row ids are positions in
 the frame. Strata (``by``) are the roots of the tree and are cut independently.
 
-Every step is a pass over the data (each task reads one input partition and rebuilds its
-records' parts from the tree so far, so a worker holds one partition at a time) that
+Every step is a pass over the data (each task reads one input partition again, so a worker
+holds one partition at a time; only each record's current part is kept between passes) that
 returns per-part summaries: counts and sums, then squared deviations (the cut attribute),
 then an exact distributed selection of each cut: every round samples the records inside
 each part's current bracket of keys, takes :data:`PIVOTS` of them as pivots, counts the
@@ -139,11 +139,10 @@ class _State:
     strata: Optional[pd.DataFrame]
     tree: tuple[Int, UInt, Int, Int, Int]
 
-    def block(self, frame: pd.DataFrame, index: int) -> _Block:
-        """Partition ``index``: row ids, standardized values and current leaf of each record."""
+    def records(self, frame: pd.DataFrame, index: int) -> tuple[Int, Float]:
+        """Partition ``index``'s row ids and standardized values."""
         ids = self.offsets[index] + np.arange(len(frame), dtype=np.int64)
-        z = standardized(frame, self.spec.columns, self.mean, self.scale)
-        return _Block(ids, z, descend(stratum_codes(frame, self.spec.by, self.strata), ids, z, self.tree))
+        return ids, standardized(frame, self.spec.columns, self.mean, self.scale)
 
 
 @dataclass
@@ -204,15 +203,19 @@ def stratum_codes(frame: pd.DataFrame, by: Sequence[Any], strata: Optional[pd.Da
     return np.asarray(merged["_stratum"].to_numpy(dtype=np.int64), dtype=np.int64)
 
 
-Compute = Callable[[list[Any]], list[Any]]
-"""Computes a list of Delayed objects and returns their values."""
+@dataclass(frozen=True)
+class _Runner:
+    """How lists of Delayed objects are computed (values back here) and persisted (values
+    kept where they were computed)."""
+
+    compute: Callable[[list[Any]], list[Any]]
+    persist: Callable[[list[Any]], list[Any]]
 
 
 @contextlib.contextmanager
-def _executor() -> Iterator[Compute]:
-    """How the passes run: on the cluster this planner task runs on (through
-    ``worker_client``, so the planner's thread is free meanwhile), else with the local
-    scheduler."""
+def _executor() -> Iterator[_Runner]:
+    """The cluster this planner task runs on (through ``worker_client``, so the planner's
+    thread is free meanwhile), else the local scheduler."""
     try:
         from distributed import get_worker, worker_client
 
@@ -220,38 +223,59 @@ def _executor() -> Iterator[Compute]:
     except (ImportError, ValueError):
         import dask
 
-        yield lambda tasks: list(dask.compute(*tasks))
+        yield _Runner(lambda tasks: list(dask.compute(*tasks)), lambda tasks: list(dask.persist(*tasks)))
         return
     with worker_client() as client:
-        yield lambda tasks: list(client.gather(client.compute(tasks)))
+        yield _Runner(lambda tasks: list(client.gather(client.compute(tasks))), lambda tasks: list(client.persist(tasks)))
 
 
 class _Passes:
-    """Runs per-partition steps over the source. Nothing is kept between passes: each pass
-    reads its partition again and rebuilds the records' nodes from the tree so far, so a
-    worker holds one partition at a time and a lost worker costs only its tasks."""
+    """Runs per-partition steps over the source. Each pass reads its partition again, so a
+    worker holds one partition at a time; only the records' current nodes (4 bytes a
+    record) are kept between the passes of a level, and Dask recomputes them from the
+    source if a worker is lost."""
 
-    def __init__(self, compute: Compute, parts: Sequence[Any]) -> None:
-        self.compute, self.parts = compute, list(parts)
+    def __init__(self, runner: _Runner, parts: Sequence[Any]) -> None:
+        self.runner, self.parts = runner, list(parts)
+        self.state: Any = None
+        self.nodes: list[Any] = []
 
     def raw(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
         """``fn(frame, *args, index=i)`` for every partition frame."""
         import dask
 
-        shared = dask.delayed(args, pure=False)
-        return self.compute([dask.delayed(_on_frame)(p, fn, shared, i) for i, p in enumerate(self.parts)])
+        shared = dask.delayed(args, pure=False, traverse=False)
+        return self.runner.compute([dask.delayed(_on_frame)(p, fn, shared, i) for i, p in enumerate(self.parts)])
 
-    def blocks(self, state: _State, fn: Callable[..., Any], *args: Any) -> list[Any]:
-        """``fn(block, *args, index=i)`` for every partition's :class:`_Block` under ``state``."""
-        return self.raw(_on_block, state, fn, *args)
+    def start_level(self, state: _State) -> None:
+        """Places every record in its node of ``state.tree`` (kept for the level's passes)."""
+        import dask
+
+        self.state = dask.delayed(state, pure=False, traverse=False)
+        self.nodes = self.runner.persist([dask.delayed(_nodes)(p, self.state, i) for i, p in enumerate(self.parts)])
+
+    def blocks(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
+        """``fn(block, *args, index=i)`` for every partition's :class:`_Block` of this level."""
+        import dask
+
+        shared = dask.delayed(args, pure=False, traverse=False)
+        return self.runner.compute(
+            [dask.delayed(_on_block)(p, nodes, self.state, fn, shared, i) for i, (p, nodes) in enumerate(zip(self.parts, self.nodes))]
+        )
 
 
 def _on_frame(frame: pd.DataFrame, fn: Callable[..., Any], args: tuple[Any, ...], index: int) -> Any:
     return fn(frame, *args, index=index)
 
 
-def _on_block(frame: pd.DataFrame, state: _State, fn: Callable[..., Any], *args: Any, index: int) -> Any:
-    return fn(state.block(frame, index), *args, index=index)
+def _nodes(frame: pd.DataFrame, state: _State, index: int) -> npt.NDArray[np.int32]:
+    ids, z = state.records(frame, index)
+    return descend(stratum_codes(frame, state.spec.by, state.strata), ids, z, state.tree).astype(np.int32)
+
+
+def _on_block(frame: pd.DataFrame, nodes: npt.NDArray[np.int32], state: _State, fn: Callable[..., Any], args: tuple[Any, ...], index: int) -> Any:
+    ids, z = state.records(frame, index)
+    return fn(_Block(ids, z, nodes.astype(np.int64)), *args, index=index)
 
 
 # --- per-block steps (run where the block lives) -------------------------------------------
@@ -351,8 +375,8 @@ def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
     returns the :class:`Plan`. Raises ``ValueError`` for empty data, non-finite values,
     missing values when they are not allowed, ``k`` above the number of records or a stratum
     with fewer than ``k`` records."""
-    with _executor() as compute:
-        passes = _Passes(compute, source.frame.to_delayed())
+    with _executor() as runner:
+        passes = _Passes(runner, source.frame.to_delayed())
         scans = passes.raw(_scan, spec)
         n = int(sum(s[0] for s in scans))
         counts = np.sum([s[1] for s in scans], axis=0)
@@ -371,8 +395,8 @@ def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
             tree.add(int(size))
         active = [v for v in range(len(tree.size)) if tree.size[v] > spec.max_part]
         while active:
-            state = _State(spec, offsets, mean, scale, codes, tree.arrays())
-            _cut_level(lambda fn, *args: passes.blocks(state, fn, *args), tree, active)
+            passes.start_level(_State(spec, offsets, mean, scale, codes, tree.arrays()))
+            _cut_level(passes.blocks, tree, active)
             active = [c for v in active for c in (tree.left[v], tree.right[v]) if tree.size[c] > spec.max_part]
     attr, cut_bits, cut_id, left, right = tree.arrays()
     part = np.full(len(attr), -1, dtype=np.int64)
