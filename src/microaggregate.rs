@@ -22,7 +22,7 @@ use crate::parallel::{Exec, Parallelism};
 use crate::partition::{Evaluation, Partition};
 use crate::progress::Progress;
 use crate::workflow::jobs::group_parts;
-use crate::workflow::parts::cut_into_parts;
+use crate::workflow::parts::{cut_into_parts, shared_scale};
 use crate::workflow::strata;
 use crate::workflow::weights::validate_weights;
 use crate::workflow::{Merge, Workflow};
@@ -125,9 +125,13 @@ pub fn microaggregate_with<S: Float, T: Float>(
             });
         }
     }
-    let scaling = match &workflow.scale {
-        Some(scale) => Scaling::with_scale(x, scale)?,
-        None => Scaling::fit(x, options.standardize),
+    let scaling = match (&workflow.scale, workflow.max_part) {
+        (Some(scale), _) => Scaling::with_scale(x, scale)?,
+        (None, None) => Scaling::fit(x, options.standardize),
+        (None, Some(_)) => {
+            let fitted = Scaling::fit(x, options.standardize);
+            Scaling { scale: fitted.scale.iter().map(|&s| shared_scale(s)).collect(), ..fitted }
+        }
     };
     let split = match &workflow.strata {
         Some(strata) => Some(strata::split(x, strata, k, workflow.small_strata, &scaling)?),

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from . import _cli_assess, _core, datasets
+from . import _cli_assess, _cli_dask, _core, datasets
 from ._api import METHODS, MicroaggregationResult, microaggregate
 from ._io import Table, check_writable, read_table, write_table
 
@@ -158,6 +158,9 @@ def _workflow_columns(
 
 
 def _anonymize(args: argparse.Namespace) -> int:
+    if args.engine == "dask":
+        return _cli_dask.run(args)
+    _cli_dask.check_local(args)
     src = args.input
     out = args.output or "{0}_k{1}{2}".format(*os.path.splitext(src)[:1], args.k, os.path.splitext(src)[1] or ".csv")
     if os.path.exists(out) and os.path.exists(src) and os.path.samefile(src, out):
@@ -257,6 +260,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="cut into parts of at most N records (Mondrian-V), then run the method on each part",
     )
+    _cli_dask.add_arguments(a)
     a.set_defaults(func=_anonymize)
 
     _cli_assess.add_parser(sub)

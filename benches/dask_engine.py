@@ -1,0 +1,139 @@
+"""The Dask engine (DESIGN §10): n × 4 Gaussian records from Parquet to Parquet with
+``microagg.dask.anonymize`` (mdav, k = 5) on a ``distributed.LocalCluster`` of 2 worker
+processes (1 thread each), against one machine without a cluster (the local pipeline's
+``max_part`` when this build has it, else the same engine on Dask's threaded scheduler),
+and optionally out of core: workers whose memory limit is below the data's size.
+
+    python benches/dask_engine.py                        # 10^7 x 4, max_part 100 000
+    python benches/dask_engine.py --n 30000000 --out-of-core   # worker memory < the data
+
+Peak memory is each worker process's maximum resident set (getrusage), read after the run
+from a fresh cluster. Writes bench-results/dask.md (dask_out_of_core.md). Measures and prints; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+from bench_common import write
+
+import microagg as ma
+import microagg.dask as mdask
+
+COLUMNS = ["x0", "x1", "x2", "x3"]
+
+WORKER_BASE_MIB = 250
+"""Resident memory of an idle worker process with NumPy, pandas, pyarrow and microagg loaded."""
+
+
+def make_parquet(path: Path, n: int, rows_per_file: int) -> None:
+    """n Gaussian records in 4 columns plus a record id, one Parquet file per chunk."""
+    path.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for i, start in enumerate(range(0, n, rows_per_file)):
+        m = min(rows_per_file, n - start)
+        frame = pd.DataFrame(rng.normal(size=(m, 4)), columns=COLUMNS)
+        frame.insert(0, "record", np.arange(start, start + m))
+        frame.to_parquet(path / f"part.{i:04d}.parquet", index=False)
+
+
+def peak_rss_mib() -> float:
+    """This process's maximum resident set so far, MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def on_cluster(src: Path, out: Path, k: int, max_part: int, memory_limit: Optional[str]) -> tuple[float, list[float]]:
+    """Seconds for read → anonymize → write on a fresh 2-worker LocalCluster, and each
+    worker's peak memory (MiB)."""
+    from distributed import Client, LocalCluster
+
+    import dask.dataframe as dd
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      memory_limit=memory_limit or "auto") as cluster, Client(cluster) as client:
+        t0 = time.perf_counter()
+        result = mdask.anonymize(dd.read_parquet(src), k, COLUMNS, "mdav", max_part=max_part, group_column="group")
+        result.to_parquet(out)
+        seconds = time.perf_counter() - t0
+        peaks = sorted(client.run(peak_rss_mib).values())
+    return seconds, peaks
+
+
+def one_machine(src: Path, out: Path, k: int, max_part: int) -> tuple[str, float]:
+    """The same release without a cluster: ``ma.anonymize(..., max_part=)`` (2 threads) when
+    this build has it, else the Dask engine on the threaded scheduler (2 threads)."""
+    t0 = time.perf_counter()
+    if "max_part" in inspect.signature(ma.anonymize).parameters:
+        frame = pd.read_parquet(src)
+        ma.anonymize(frame, k, COLUMNS, "mdav", max_part=max_part, n_jobs=2).to_parquet(out)
+        return "ma.anonymize(max_part=..., n_jobs=2)", time.perf_counter() - t0
+    import dask
+    import dask.dataframe as dd
+
+    with dask.config.set(scheduler="threads", num_workers=2):
+        result = mdask.anonymize(dd.read_parquet(src), k, COLUMNS, "mdav", max_part=max_part)
+        result.to_parquet(out)
+    return "microagg.dask on the threaded scheduler (2 threads, no cluster)", time.perf_counter() - t0
+
+
+def information_loss(src: Path, out: Path) -> float:
+    """IL of the cluster's release (groups from its group column), on this machine."""
+    original = pd.read_parquet(src).sort_values("record")
+    release = pd.read_parquet(out).sort_values("record")
+    return ma.information_loss(original[COLUMNS], release["group"].to_numpy())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=10_000_000)
+    ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--max-part", type=int, default=100_000)
+    ap.add_argument("--rows-per-file", type=int, default=250_000)
+    ap.add_argument("--out-of-core", action="store_true",
+                    help="instead: one cluster run whose worker memory limits add up to less than the data")
+    ap.add_argument("--tmp", default=tempfile.gettempdir())
+    args = ap.parse_args()
+    load = os.getloadavg()
+    data_mib = args.n * 5 * 8 / 2**20
+    work = Path(tempfile.mkdtemp(prefix="microagg-dask-bench-", dir=args.tmp))
+    rows = []
+    try:
+        src = work / "in"
+        make_parquet(src, args.n, args.rows_per_file)
+        print(f"{args.n:,} x 4 records ({data_mib:.0f} MiB in memory); load {load}", flush=True)
+        limit = f"{int(WORKER_BASE_MIB + data_mib / 4)}MiB" if args.out_of_core else None  # 2 workers hold < the data
+        seconds, peaks = on_cluster(src, work / "cluster", args.k, args.max_part, limit)
+        rows.append((f"LocalCluster, 2 workers x 1 thread{f', memory limit {limit} each' if limit else ''}", seconds, peaks))
+        print(rows[-1], flush=True)
+        if not args.out_of_core:
+            what, seconds = one_machine(src, work / "local", args.k, args.max_part)
+            rows.append((what, seconds, [peak_rss_mib()]))  # this process: data generation included
+            print(rows[-1], flush=True)
+        il = information_loss(src, work / "cluster")  # last: it loads the data here
+        print(f"IL {100 * il:.3f}%")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    lines = [
+        "# Dask engine" + (", out of core" if args.out_of_core else ""), "",
+        f"{args.n:,} x 4 Gaussian records (+ a record id column), Parquet in and out, mdav, k = {args.k}, "
+        f"max_part = {args.max_part:,}; {data_mib:.0f} MiB in memory. Load average before the run: "
+        f"{load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f} (a 2-core machine shared with other jobs).", "",
+        f"Information loss of the cluster's release: {100 * il:.3f}%.", "",
+        "| run | time (s) | peak memory per process (MiB) |", "|---|---:|---:|",
+        *[f"| {what} | {seconds:.1f} | {', '.join(f'{p:.0f}' for p in peaks)} |" for what, seconds, peaks in rows],
+    ]
+    write("dask_out_of_core.md" if args.out_of_core else "dask.md", lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,521 @@
+"""The Mondrian-V cut tree of a Dask DataFrame (DESIGN §10), found without gathering the data.
+
+This reproduces ``src/workflow/parts.rs`` on data spread over many partitions: the
+attributes are standardized with the whole file's mean and population sd (observed values
+only); a part of m > ``max_part`` records is cut on the attribute whose standardized values
+have the largest sum of squared deviations (two passes, mean then deviations; scores within
+a relative 1e-9 of the best are ties, won by the lowest attribute), at position ⌊m/2⌋ of the
+order (value, row id), missing values after every observed one. Row ids are positions in
+the frame. Strata (``by``) are the roots of the tree and are cut independently.
+
+Every step is a pass over the data (each task reads one input partition again, so a worker
+holds one partition at a time; only each record's current part is kept between passes) that
+returns per-part summaries: counts and sums, then squared deviations (the cut attribute),
+then an exact distributed selection of each cut: every round samples the records inside
+each part's current bracket of keys, takes :data:`PIVOTS` of them as pivots, counts the
+records between consecutive pivots exactly and keeps the bucket holding the wanted rank,
+until at most :data:`PULL` records remain in each bracket; those few (key) pairs are pulled
+and sorted. All parts of a level advance together, so a level costs a handful of passes.
+
+The planner itself runs as one task of the caller's graph: on a ``distributed`` worker it
+submits the passes to the cluster through ``worker_client``; under a local scheduler it
+runs them with ``dask.compute``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from ._parts import shared_scale
+
+TIE = 1e-9
+"""Relative tolerance under which two attributes' scores are a tie (as in parts.rs)."""
+
+PIVOTS = 1024
+"""Pivots per part and selection round: each round shrinks a bracket about this much."""
+
+SAMPLES = 4 * PIVOTS
+"""Records sampled per part and round to choose the pivots."""
+
+PULL = 8192
+"""A bracket with at most this many records is pulled to the planner and sorted."""
+
+Int = npt.NDArray[np.int64]
+UInt = npt.NDArray[np.uint64]
+Float = npt.NDArray[np.float64]
+Keys = npt.NDArray[np.void]
+Bracket = tuple[UInt, Int, UInt, Int]
+"""Per active node: the lowest key inside (bits, id) and the first key past the end."""
+
+_NAN_BITS = np.uint64(2**64 - 1)
+_SIGN = np.uint64(2**63)
+
+
+def order_bits(v: Float) -> UInt:
+    """Integer keys in the numeric order of ``v`` (``float::order_bits`` of the core:
+    -0.0 equals 0.0), NaN after every number."""
+    b = np.where(v == 0.0, 0.0, v).view(np.uint64)
+    keys = np.where(b >= _SIGN, ~b, b | _SIGN)
+    keys[np.isnan(v)] = _NAN_BITS
+    return keys
+
+
+def pack_keys(slot: Int, bits: UInt, ids: Int) -> Keys:
+    """(slot, bits, id) triples as 24-byte big-endian strings, whose byte order (used by
+    ``np.sort`` and ``np.searchsorted`` on void arrays) is the lexicographic order."""
+    m = np.empty((len(bits), 3), dtype=">u8")
+    m[:, 0], m[:, 1], m[:, 2] = slot, bits, ids
+    return m.view("V24").ravel()
+
+
+def unpack_keys(keys: Keys) -> tuple[Int, UInt, Int]:
+    """The (slot, bits, id) columns of packed keys."""
+    m = np.frombuffer(keys.tobytes(), dtype=">u8").reshape(-1, 3)
+    return m[:, 0].astype(np.int64), m[:, 1].astype(np.uint64), m[:, 2].astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What the planner needs to know besides the data."""
+
+    columns: list[Any]
+    by: list[Any]
+    k: int
+    max_part: int
+    standardize: bool
+    allow_missing: bool
+
+
+@dataclass
+class Plan:
+    """The cut tree and the global scaling: small, sent to every task of the release.
+
+    Nodes ``0..n_strata-1`` are the strata (in ``strata`` row order); an internal node
+    sends a record to ``left`` when its key (value of attribute ``attr``, row id) is below
+    (``cut_bits``, ``cut_id``), else to ``right``; a leaf's ``part`` is its part number,
+    parts numbered left to right, stratum after stratum.
+    """
+
+    mean: Float
+    scale: Float
+    offsets: Int
+    strata: Optional[pd.DataFrame]
+    attr: Int
+    cut_bits: UInt
+    cut_id: Int
+    left: Int
+    right: Int
+    part: Int
+    part_sizes: Int
+
+    def label_offsets(self, k: int) -> Int:
+        """First group id of each part: the previous parts can hold at most size // k groups."""
+        return np.concatenate([[0], np.cumsum(self.part_sizes // k)[:-1]]).astype(np.int64)
+
+
+@dataclass
+class _Block:
+    """The records of one input partition as a pass sees them: row ids, standardized values,
+    current node."""
+
+    ids: Int
+    z: Float
+    node: Int
+
+
+@dataclass(frozen=True)
+class _State:
+    """What a pass needs to rebuild a partition's records: scaling, row offsets, strata and
+    the tree so far."""
+
+    spec: Spec
+    offsets: Int
+    mean: Float
+    scale: Float
+    strata: Optional[pd.DataFrame]
+    tree: tuple[Int, UInt, Int, Int, Int]
+
+    def records(self, frame: pd.DataFrame, index: int) -> tuple[Int, Float]:
+        """Partition ``index``'s row ids and standardized values."""
+        ids = self.offsets[index] + np.arange(len(frame), dtype=np.int64)
+        return ids, standardized(frame, self.spec.columns, self.mean, self.scale)
+
+
+@dataclass
+class _Tree:
+    """The cut tree as it grows (one entry per node)."""
+
+    attr: list[int] = field(default_factory=list)
+    cut_bits: list[int] = field(default_factory=list)
+    cut_id: list[int] = field(default_factory=list)
+    left: list[int] = field(default_factory=list)
+    right: list[int] = field(default_factory=list)
+    size: list[int] = field(default_factory=list)
+
+    def add(self, size: int) -> int:
+        """Appends a leaf of ``size`` records; returns its node id."""
+        for column, value in ((self.attr, -1), (self.cut_bits, 0), (self.cut_id, 0), (self.left, -1), (self.right, -1)):
+            column.append(value)
+        self.size.append(size)
+        return len(self.size) - 1
+
+    def arrays(self) -> tuple[Int, UInt, Int, Int, Int]:
+        """(attr, cut_bits, cut_id, left, right) as arrays, as :func:`descend` takes them."""
+        return (
+            np.array(self.attr, dtype=np.int64),
+            np.array(self.cut_bits, dtype=np.uint64),
+            np.array(self.cut_id, dtype=np.int64),
+            np.array(self.left, dtype=np.int64),
+            np.array(self.right, dtype=np.int64),
+        )
+
+
+def descend(node: Int, ids: Int, z: Float, tree: tuple[Int, UInt, Int, Int, Int]) -> Int:
+    """Each record's leaf, starting from ``node``: one vectorized step per tree level."""
+    attr, cut_bits, cut_id, left, right = tree
+    node = node.copy()
+    rows = np.flatnonzero(attr[node] >= 0)
+    while len(rows):
+        at = node[rows]
+        bits = order_bits(z[rows, attr[at]])
+        below = (bits < cut_bits[at]) | ((bits == cut_bits[at]) & (ids[rows] < cut_id[at]))
+        node[rows] = np.where(below, left[at], right[at])
+        rows = rows[attr[node[rows]] >= 0]
+    return node
+
+
+def standardized(frame: pd.DataFrame, columns: Sequence[Any], mean: Float, scale: Float) -> Float:
+    """The chosen columns of one partition as float64, standardized ``(x - mean) / scale``."""
+    x = frame[list(columns)].to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.asarray((x - mean) / scale, dtype=np.float64)
+
+
+def stratum_codes(frame: pd.DataFrame, by: Sequence[Any], strata: Optional[pd.DataFrame]) -> Int:
+    """Each record's stratum: its row in ``strata`` (NaN matches NaN); 0 without strata."""
+    if strata is None:
+        return np.zeros(len(frame), dtype=np.int64)
+    codes = strata.assign(_stratum=np.arange(len(strata)))
+    merged = frame[list(by)].reset_index(drop=True).merge(codes, how="left", on=list(by))
+    return np.asarray(merged["_stratum"].to_numpy(dtype=np.int64), dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class _Runner:
+    """How lists of Delayed objects are computed (values back here) and persisted (values
+    kept where they were computed)."""
+
+    compute: Callable[[list[Any]], list[Any]]
+    persist: Callable[[list[Any]], list[Any]]
+
+
+@contextlib.contextmanager
+def _executor() -> Iterator[_Runner]:
+    """The cluster this planner task runs on (through ``worker_client``, so the planner's
+    thread is free meanwhile), else the local scheduler."""
+    try:
+        from distributed import get_worker, worker_client
+
+        get_worker()
+    except (ImportError, ValueError):
+        import dask
+
+        yield _Runner(lambda tasks: list(dask.compute(*tasks)), lambda tasks: list(dask.persist(*tasks)))
+        return
+    with worker_client() as client:
+        yield _Runner(lambda tasks: list(client.gather(client.compute(tasks))), lambda tasks: list(client.persist(tasks)))
+
+
+class _Passes:
+    """Runs per-partition steps over the source. Each pass reads its partition again, so a
+    worker holds one partition at a time; only the records' current nodes (4 bytes a
+    record) are kept between the passes of a level, and Dask recomputes them from the
+    source if a worker is lost."""
+
+    def __init__(self, runner: _Runner, parts: Sequence[Any]) -> None:
+        self.runner, self.parts = runner, list(parts)
+        self.state: Any = None
+        self.nodes: list[Any] = []
+
+    def raw(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
+        """``fn(frame, *args, index=i)`` for every partition frame."""
+        import dask
+
+        shared = dask.delayed(args, pure=False, traverse=False)
+        return self.runner.compute([dask.delayed(_on_frame)(p, fn, shared, i) for i, p in enumerate(self.parts)])
+
+    def start_level(self, state: _State) -> None:
+        """Places every record in its node of ``state.tree`` (kept for the level's passes)."""
+        import dask
+
+        self.state = dask.delayed(state, pure=False, traverse=False)
+        self.nodes = self.runner.persist([dask.delayed(_nodes)(p, self.state, i) for i, p in enumerate(self.parts)])
+
+    def blocks(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
+        """``fn(block, *args, index=i)`` for every partition's :class:`_Block` of this level."""
+        import dask
+
+        shared = dask.delayed(args, pure=False, traverse=False)
+        return self.runner.compute(
+            [dask.delayed(_on_block)(p, nodes, self.state, fn, shared, i) for i, (p, nodes) in enumerate(zip(self.parts, self.nodes))]
+        )
+
+
+def _on_frame(frame: pd.DataFrame, fn: Callable[..., Any], args: tuple[Any, ...], index: int) -> Any:
+    return fn(frame, *args, index=index)
+
+
+def _nodes(frame: pd.DataFrame, state: _State, index: int) -> npt.NDArray[np.int32]:
+    ids, z = state.records(frame, index)
+    return descend(stratum_codes(frame, state.spec.by, state.strata), ids, z, state.tree).astype(np.int32)
+
+
+def _on_block(frame: pd.DataFrame, nodes: npt.NDArray[np.int32], state: _State, fn: Callable[..., Any], args: tuple[Any, ...], index: int) -> Any:
+    ids, z = state.records(frame, index)
+    return fn(_Block(ids, z, nodes.astype(np.int64)), *args, index=index)
+
+
+# --- per-block steps (run where the block lives) -------------------------------------------
+
+
+def _scan(frame: pd.DataFrame, spec: Spec, index: int) -> tuple[int, Int, Float, bool, Optional[pd.DataFrame]]:
+    """Records, observed counts and sums per column, whether any value is ±inf, and the
+    strata with their sizes."""
+    x = frame[spec.columns].to_numpy(dtype=np.float64, na_value=np.nan)
+    observed = ~np.isnan(x)
+    strata = frame.groupby(spec.by, dropna=False, sort=False).size().rename("_size").reset_index() if spec.by else None
+    return len(x), observed.sum(axis=0), np.where(observed, x, 0.0).sum(axis=0), bool(np.isinf(x).any()), strata
+
+
+def _squared_deviations(frame: pd.DataFrame, spec: Spec, mean: Float, index: int) -> Float:
+    """Per column: sum of squared deviations of the observed values from ``mean``."""
+    x = frame[spec.columns].to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.asarray(np.nansum((x - mean) ** 2, axis=0), dtype=np.float64)
+
+
+def _slots(block: _Block, slot_of: Int) -> tuple[Int, Int]:
+    """Rows of the block in an active node, and their node's slot."""
+    rows = np.flatnonzero(slot_of[block.node] >= 0)
+    return rows, slot_of[block.node[rows]]
+
+
+def _part_sums(block: _Block, slot_of: Int, n_slots: int, index: int) -> tuple[Float, Float]:
+    """Per active node and attribute: observed count and sum."""
+    rows, slot = _slots(block, slot_of)
+    z = block.z[rows]
+    ok = ~np.isnan(z)
+    return _sums_by_slot(slot, ok.astype(np.float64), n_slots), _sums_by_slot(slot, np.where(ok, z, 0.0), n_slots)
+
+
+def _part_deviations(block: _Block, slot_of: Int, means: Float, index: int) -> Float:
+    """Per active node and attribute: sum of squared deviations of the observed values."""
+    rows, slot = _slots(block, slot_of)
+    return _sums_by_slot(slot, np.nan_to_num((block.z[rows] - means[slot]) ** 2, nan=0.0), len(means))
+
+
+def _sums_by_slot(slot: Int, values: Float, n_slots: int) -> Float:
+    """Column sums of ``values`` per slot, shape (n_slots, d)."""
+    return np.stack([np.bincount(slot, weights=values[:, j], minlength=n_slots) for j in range(values.shape[1])], axis=1)
+
+
+def _bracketed(block: _Block, slot_of: Int, attr: Int, bracket: Bracket) -> tuple[Int, UInt, Int]:
+    """Slots, value keys and ids of the block's records inside their node's bracket."""
+    rows, slot = _slots(block, slot_of)
+    bits, ids = order_bits(block.z[rows, attr[slot]]), block.ids[rows]
+    lo_bits, lo_id, hi_bits, hi_id = bracket
+    inside = ~_less(bits, ids, lo_bits[slot], lo_id[slot]) & _less(bits, ids, hi_bits[slot], hi_id[slot])
+    return slot[inside], bits[inside], ids[inside]
+
+
+def _less(bits: UInt, ids: Int, other_bits: UInt, other_ids: Int) -> npt.NDArray[np.bool_]:
+    """Whether each key (bits, id) is below the other one."""
+    below: npt.NDArray[np.bool_] = (bits < other_bits) | ((bits == other_bits) & (ids < other_ids))
+    return below
+
+
+def _sample(block: _Block, slot_of: Int, attr: Int, bracket: Bracket, stride: Int, index: int) -> Keys:
+    """Every ``stride[slot]``-th bracketed record of each node, in row order (packed keys)."""
+    slot, bits, ids = _bracketed(block, slot_of, attr, bracket)
+    order = np.argsort(slot, kind="stable")
+    slot, bits, ids = slot[order], bits[order], ids[order]
+    keep = (np.arange(len(slot)) - np.searchsorted(slot, slot, side="left")) % stride[slot] == 0
+    return pack_keys(slot[keep], bits[keep], ids[keep])
+
+
+def _bucket_counts(block: _Block, slot_of: Int, attr: Int, bracket: Bracket, pivots: Keys, bins: int, index: int) -> Int:
+    """Bracketed records per bucket between consecutive pivots. A record's bin is the
+    number of (flattened, sorted) pivots at or below its key plus its slot, so node s owns
+    (its pivots + 1) consecutive bins."""
+    slot, bits, ids = _bracketed(block, slot_of, attr, bracket)
+    where = np.searchsorted(pivots, pack_keys(slot, bits, ids), side="right") + slot
+    return np.bincount(where, minlength=bins).astype(np.int64)
+
+
+def _pull(block: _Block, slot_of: Int, attr: Int, bracket: Bracket, index: int) -> Keys:
+    """The bracketed records' packed keys."""
+    return pack_keys(*_bracketed(block, slot_of, attr, bracket))
+
+
+# --- the planner ---------------------------------------------------------------------------
+
+
+class FrameRef:
+    """Holds a Dask DataFrame without Dask seeing it as a dependency (the planner task
+    must receive the recipe, not the computed data)."""
+
+    def __init__(self, frame: Any) -> None:
+        self.frame = frame
+
+
+def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
+    """Runs the planning passes over ``source.frame`` (the chosen and ``by`` columns) and
+    returns the :class:`Plan`. Raises ``ValueError`` for empty data, non-finite values,
+    missing values when they are not allowed, ``k`` above the number of records or a stratum
+    with fewer than ``k`` records."""
+    with _executor() as runner:
+        passes = _Passes(runner, source.frame.to_delayed())
+        scans = passes.raw(_scan, spec)
+        n = int(sum(s[0] for s in scans))
+        counts = np.sum([s[1] for s in scans], axis=0)
+        sums = np.sum([s[2] for s in scans], axis=0)
+        _check_values(spec, n, counts, any(s[3] for s in scans))
+        mean = sums / counts if spec.standardize else np.zeros(len(spec.columns))
+        scale = np.ones(len(spec.columns))
+        if spec.standardize:
+            sd = np.sqrt(np.sum(passes.raw(_squared_deviations, spec, mean), axis=0) / counts)
+            scale = shared_scale(np.where((sd > 0) & np.isfinite(sd), sd, 1.0))
+        strata = _strata(spec, [s[4] for s in scans], n)
+        offsets = np.concatenate([[0], np.cumsum([s[0] for s in scans])]).astype(np.int64)
+        codes = None if strata is None else strata.drop(columns="_size")
+        tree = _Tree()
+        for size in ([n] if strata is None else strata["_size"].tolist()):
+            tree.add(int(size))
+        active = [v for v in range(len(tree.size)) if tree.size[v] > spec.max_part]
+        while active:
+            passes.start_level(_State(spec, offsets, mean, scale, codes, tree.arrays()))
+            _cut_level(passes.blocks, tree, active)
+            active = [c for v in active for c in (tree.left[v], tree.right[v]) if tree.size[c] > spec.max_part]
+    attr, cut_bits, cut_id, left, right = tree.arrays()
+    part = np.full(len(attr), -1, dtype=np.int64)
+    leaves = [v for root in range(1 if strata is None else len(strata)) for v in _leaves(tree, root)]
+    part[leaves] = np.arange(len(leaves))
+    return Plan(
+        mean, scale, offsets, codes,
+        attr, cut_bits, cut_id, left, right, part, np.array([tree.size[v] for v in leaves], dtype=np.int64),
+    )
+
+
+def _leaves(tree: _Tree, root: int) -> list[int]:
+    """Leaves under ``root``, left to right."""
+    if tree.attr[root] < 0:
+        return [root]
+    return _leaves(tree, tree.left[root]) + _leaves(tree, tree.right[root])
+
+
+def _check_values(spec: Spec, n: int, counts: Int, infinite: bool) -> None:
+    if n == 0:
+        raise ValueError("the DataFrame has no rows")
+    if spec.k > n:
+        raise ValueError(f"k={spec.k} is larger than the number of records ({n})")
+    if infinite:
+        raise ValueError("the chosen columns contain infinity")
+    if not spec.allow_missing and (counts < n).any():
+        bad = [str(c) for c, m in zip(spec.columns, counts) if m < n]
+        raise ValueError(f"column(s) {', '.join(bad)} contain missing values (NaN); pass missing='fill' or 'keep'")
+    if (counts == 0).any():
+        bad = [str(c) for c, m in zip(spec.columns, counts) if m == 0]
+        raise ValueError(f"column(s) {', '.join(bad)} have no observed value")
+
+
+def _strata(spec: Spec, parts: list[Optional[pd.DataFrame]], n: int) -> Optional[pd.DataFrame]:
+    """The distinct strata with their sizes, sorted (NaN last); ``ValueError`` naming every
+    stratum smaller than k."""
+    if not spec.by:
+        return None
+    found = pd.concat([p for p in parts if p is not None], ignore_index=True)
+    strata = found.groupby(spec.by, dropna=False, sort=False)["_size"].sum().reset_index()
+    try:
+        strata = strata.sort_values(spec.by, na_position="last", ignore_index=True)
+    except TypeError:  # mixed types in a column: keep the order of first appearance
+        pass
+    small = strata[strata["_size"] < spec.k]
+    if len(small):
+        names = "; ".join(
+            f"{dict(zip(spec.by, row[:-1]))} has {row[-1]}" for row in small.itertuples(index=False)
+        )
+        raise ValueError(f"by: strata with fewer than k={spec.k} records: {names}")
+    return strata
+
+
+Run = Callable[..., list[Any]]
+"""``run(fn, *args)``: ``fn(block, *args, index=i)`` over every partition's records."""
+
+
+def _cut_level(run: Run, tree: _Tree, active: list[int]) -> None:
+    """Cuts every node in ``active`` in two (appending the children to ``tree``)."""
+    slot_of = np.full(len(tree.size), -1, dtype=np.int64)
+    slot_of[active] = np.arange(len(active))
+    n_slots = len(active)
+    sums = run(_part_sums, slot_of, n_slots)
+    count = np.sum([s[0] for s in sums], axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.sum([s[1] for s in sums], axis=0) / count
+    scores = np.sum(run(_part_deviations, slot_of, means), axis=0)
+    scores = np.where(count > 0, scores, 0.0)
+    best = np.maximum(scores.max(axis=1), 0.0)
+    attr = np.argmax(scores >= (best * (1.0 - TIE))[:, None], axis=1).astype(np.int64)
+    sizes = np.array([tree.size[v] for v in active], dtype=np.int64)
+    cut_bits, cut_id = _select(run, slot_of, attr, sizes // 2, sizes)
+    for s, v in enumerate(active):
+        tree.attr[v], tree.cut_bits[v], tree.cut_id[v] = int(attr[s]), int(cut_bits[s]), int(cut_id[s])
+        half = int(sizes[s] // 2)
+        tree.left[v] = tree.add(half)
+        tree.right[v] = tree.add(int(sizes[s]) - half)
+
+
+def _select(run: Run, slot_of: Int, attr: Int, rank: Int, size: Int) -> tuple[UInt, Int]:
+    """The key (value bits, row id) of rank ``rank[s]`` (0-based, in key order) among each
+    active node's records: exact, by bracketing rounds then one pull."""
+    n_slots = len(rank)
+    lo_bits, lo_id = np.zeros(n_slots, np.uint64), np.zeros(n_slots, np.int64)
+    hi_bits, hi_id = np.full(n_slots, _NAN_BITS), np.full(n_slots, np.iinfo(np.int64).max)
+    bracket = (lo_bits, lo_id, hi_bits, hi_id)
+    rank, inside = rank.copy(), size.copy()
+    while (inside > PULL).any():
+        stride = np.maximum(1, inside // SAMPLES)
+        sample = np.sort(np.concatenate(run(_sample, slot_of, attr, bracket, stride)))
+        pivots = _pivots(sample, inside > PULL, n_slots)
+        p_slot, p_bits, p_id = unpack_keys(pivots)
+        n_piv = np.bincount(p_slot, minlength=n_slots)
+        first = np.concatenate([[0], np.cumsum(n_piv)])
+        start = first + np.arange(n_slots + 1)
+        hist = np.sum(run(_bucket_counts, slot_of, attr, bracket, pivots, int(start[-1])), axis=0)
+        for s in np.flatnonzero(n_piv):
+            below = np.cumsum(hist[start[s] : start[s + 1]])
+            b = int(np.searchsorted(below, rank[s], side="right"))
+            rank[s] -= below[b - 1] if b else 0
+            inside[s] = below[b] - (below[b - 1] if b else 0)
+            if b:
+                lo_bits[s], lo_id[s] = p_bits[first[s] + b - 1], p_id[first[s] + b - 1]
+            if b < n_piv[s]:
+                hi_bits[s], hi_id[s] = p_bits[first[s] + b], p_id[first[s] + b]
+    slot, bits, ids = unpack_keys(np.sort(np.concatenate(run(_pull, slot_of, attr, bracket))))
+    at = np.searchsorted(slot, np.arange(n_slots), side="left") + rank
+    return bits[at], ids[at]
+
+
+def _pivots(sample: Keys, wanted: npt.NDArray[np.bool_], n_slots: int) -> Keys:
+    """Up to :data:`PIVOTS` evenly spaced sampled keys of each node in ``wanted``, sorted
+    (the sample is sorted, so each node's keys are contiguous)."""
+    start = np.searchsorted(unpack_keys(sample)[0], np.arange(n_slots + 1), side="left")
+    picks = [
+        start[s] + np.unique(np.linspace(0, start[s + 1] - start[s] - 1, PIVOTS).astype(np.int64))
+        for s in np.flatnonzero(wanted)
+        if start[s + 1] > start[s]
+    ]
+    return sample[np.concatenate(picks)] if picks else sample[:0]

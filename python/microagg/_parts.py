@@ -1,0 +1,87 @@
+"""Grouping one part of a partitioned run with the whole file's scaling (DESIGN §10).
+
+A partitioned run (``max_part``) groups every part in the units of the whole file (its
+per-attribute standard deviations), so that the parts' groups are comparable and a part
+gives the same groups whichever engine cut it. This module is the one place where the Dask
+engine groups a part, on each worker, with the same core call the local pipeline makes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+import numpy.typing as npt
+
+from ._api import microaggregate
+
+AGGREGATIONS = ("mean", "median", "trim", "onestep")
+"""Names accepted by ``aggregation=`` (DESIGN §8, sdcMicro's names)."""
+
+MISSING = ("error", "fill", "keep")
+"""Names accepted by ``missing=`` (DESIGN §8)."""
+
+
+def workflow_options(*, weights: bool, aggregation: str, missing: str) -> dict[str, Any]:
+    """The DESIGN §8 options that differ from their defaults, checked, as keyword
+    arguments for :func:`microagg.microaggregate` (``weights`` only says whether there are
+    weights: they are per-part data). Raises ``ValueError`` naming the argument for an
+    unknown name, before any task runs."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, got {aggregation!r}")
+    if missing not in MISSING:
+        raise ValueError(f"missing must be one of {', '.join(MISSING)}, got {missing!r}")
+    options: dict[str, Any] = {}
+    if aggregation != "mean":
+        options["aggregation"] = aggregation
+    if missing != "error":
+        options["missing"] = missing
+    return options
+
+
+def shared_scale(sd: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Per-attribute standard deviations with their last 21 mantissa bits cleared, as the
+    core's ``workflow::parts::shared_scale`` does for a ``max_part`` run: engines that sum the
+    file in different orders then agree on the scale, bit for bit, so they group every part
+    alike even on tie-heavy data."""
+    bits = np.ascontiguousarray(sd, dtype=np.float64).view(np.uint64)
+    return (bits & ~np.uint64((1 << 21) - 1)).view(np.float64)
+
+
+def group_part(
+    values: npt.NDArray[np.float64],
+    k: int,
+    method: str,
+    *,
+    scale: npt.NDArray[np.float64],
+    label_offset: int = 0,
+    weights: Optional[npt.NDArray[np.float64]] = None,
+    aggregation: str = "mean",
+    missing: str = "error",
+    n_jobs: int = 1,
+    **method_params: Any,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Group one part and return ``(labels, released)``.
+
+    ``values`` (m × d, the caller's units, rows in increasing row-id order) are grouped as
+    the local pipeline groups a part of a ``max_part`` run: by the Rust core, in the units
+    of the whole file's per-attribute ``scale`` (``standardize=scale``; pass it through
+    :func:`shared_scale` as the local pipeline does), and every record is
+    released as its group's aggregate of the original values (observed values, weights and
+    ``missing`` honoured). Given the same part and scale, this is the local run's grouping
+    and release bit for bit. ``labels`` are ``label_offset`` plus the part's own group
+    numbers 0..g-1: a caller that gives each part an offset of at least the previous parts'
+    group counts gets ids unique over the whole file.
+    """
+    res = microaggregate(
+        values,
+        k,
+        method,
+        standardize=np.asarray(scale, dtype=np.float64),
+        weights=weights,
+        aggregation=aggregation,
+        missing=missing,
+        n_jobs=n_jobs,
+        **method_params,
+    )
+    return res.labels + np.int64(label_offset), res.aggregated

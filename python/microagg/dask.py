@@ -1,0 +1,217 @@
+"""Anonymizing a Dask DataFrame: partitioned microaggregation past one machine (DESIGN §10).
+
+Install with ``pip install "microagg[dask]"``. The result is lazy; computing it (or writing
+it with ``to_parquet``) runs the whole pipeline on the Dask cluster::
+
+    import dask.dataframe as dd
+    import microagg.dask
+
+    ddf = dd.read_parquet("census/")
+    out = microagg.dask.anonymize(ddf, k=5, columns=["age", "income"], by="region")
+    out.to_parquet("census_k5/")
+
+How it runs: the records are cut into parts of at most ``max_part`` records by Mondrian-V
+cuts on the globally standardized values, exactly as ``microagg.anonymize(...,
+max_part=...)`` cuts them (see :mod:`microagg._dask_plan`: every cut level is a few passes
+over the data returning per-part summaries); then one shuffle puts each part in one
+partition, where the Rust core groups it (:func:`microagg._parts.group_part`). No step
+gathers the data set in one place: memory per worker is O(max_part · d) plus Dask's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ._api import METHODS, microaggregate
+from ._dask_plan import FrameRef, Plan, Spec, descend, plan_cuts, standardized, stratum_codes
+from ._parts import group_part, workflow_options
+from ._validation import check_bool, check_int, check_str
+
+_ROW = "__microagg_row"
+_PART = "__microagg_part"
+
+
+
+def _kind(dtype: Any) -> str:
+    """NumPy's one-letter kind of a NumPy or pandas dtype ('O' when it has none)."""
+    return str(getattr(dtype, "kind", "O"))
+
+def anonymize(
+    ddf: Any,
+    k: int = 5,
+    columns: Optional[Sequence[Any]] = None,
+    method: str = "mdav",
+    *,
+    by: Any = None,
+    max_part: int = 100_000,
+    weights: Any = None,
+    aggregation: str = "mean",
+    missing: str = "error",
+    standardize: bool = True,
+    n_jobs: int = 1,
+    group_column: Any = None,
+    **method_params: Any,
+) -> Any:
+    """Return a lazy copy of the Dask DataFrame ``ddf`` whose ``columns`` are k-anonymously
+    microaggregated, part by part (DESIGN §10).
+
+    Parameters
+    ----------
+    ddf : dask.dataframe.DataFrame
+    k : int, default 5
+        Minimum group size.
+    columns : list of column names, optional
+        The quasi-identifiers, microaggregated jointly and replaced by their groups'
+        values (as float64). Default: every numeric, non-boolean column other than ``by``
+        and ``weights``. Every other column, the index and the values of the kept columns
+        stay as they are.
+    method : str, default "mdav"
+        One of :data:`microagg.METHODS`, run on every part.
+    by : column name or list of names, optional
+        Strata: no group (and no part) crosses a stratum; NaN is a stratum of its own; a
+        stratum with fewer than ``k`` records is an error naming it.
+    max_part : int, default 100 000
+        Largest part; at least ``2 * k``.
+    weights : column name, optional
+        Non-negative record weights: a group releases its weighted aggregate (DESIGN §8).
+    aggregation, missing : str
+        What a group releases and how missing values are handled (DESIGN §8).
+    standardize : bool, default True
+        Scale every column by the whole frame's mean and population sd before cutting and
+        grouping.
+    n_jobs : int, default 1
+        Threads of each part's grouping.
+    group_column : column name, optional
+        Adds this column with each record's group id: ids are unique over the whole frame
+        (each part's ids start after the largest number of groups the previous parts can
+        hold, ``size // k``), not consecutive.
+    **method_params
+        Options of ``method``, as for :func:`microagg.microaggregate`.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Same columns (plus ``group_column``) and index; rows are grouped by part, in row
+        order within each output partition; as many partitions as ``ddf``. Nothing is
+        computed until the result is.
+
+    Raises
+    ------
+    TypeError
+        ``ddf`` is not a Dask DataFrame, or a chosen column is not numeric.
+    ValueError
+        An unknown column or option, ``max_part < 2k``. Errors that depend on the data
+        (missing or infinite values, a small stratum, ``k`` above the number of records)
+        are raised when the result is computed.
+    """
+    import dask
+    import dask.dataframe as dd
+
+    if not isinstance(ddf, dd.DataFrame):
+        raise TypeError(f"anonymize expects a dask.dataframe.DataFrame, got {type(ddf).__name__}")
+    k = check_int(k, "k", minimum=1)
+    method = check_str(method, "method")
+    max_part = check_int(max_part, "max_part")
+    if max_part < 2 * k:
+        raise ValueError(f"max_part must be at least 2k = {2 * k} so that both halves of a cut hold k records, got {max_part}")
+    standardize = check_bool(standardize, "standardize")
+    n_jobs = check_int(n_jobs, "n_jobs")
+    by_cols = _names(ddf, by, "by")
+    weight_cols = _names(ddf, weights, "weights")
+    if len(weight_cols) > 1:
+        raise ValueError("weights must name one column")
+    cols = _quasi_identifiers(ddf, columns, set(by_cols) | set(weight_cols))
+    if group_column is not None and group_column in ddf.columns:
+        raise ValueError(f"group_column {group_column!r} is already a column")
+    options = workflow_options(weights=bool(weight_cols), aggregation=aggregation, missing=missing)
+    # Check the method and its parameters now rather than on the workers.
+    microaggregate(np.arange(2.0 * k * len(cols)).reshape(2 * k, len(cols)), k, method, **options, **method_params)
+    spec = Spec(cols, by_cols, k, max_part, standardize, missing != "error")
+    plan = dask.delayed(plan_cuts, pure=False)(FrameRef(ddf[cols + by_cols]), spec)
+    tagged_meta = ddf._meta.assign(**{_ROW: np.zeros(0, np.int64), _PART: np.zeros(0, np.int64)})
+    tagged = ddf.map_partitions(_tag, plan, spec, meta=tagged_meta, partition_info=True)
+    shuffled = tagged.shuffle(on=_PART, npartitions=ddf.npartitions)
+    release = dict(
+        k=k, method=method, columns=cols, weights=weight_cols[0] if weight_cols else None,
+        aggregation=aggregation, missing=missing, n_jobs=n_jobs, group_column=group_column,
+        method_params=method_params,
+    )
+    return shuffled.map_partitions(_release, plan, release, meta=_release_meta(ddf._meta, cols, group_column))
+
+
+def _names(ddf: Any, names: Any, what: str) -> list[Any]:
+    """Column names given as one name or a list, checked to exist."""
+    if names is None:
+        return []
+    found = [names] if isinstance(names, str) or not isinstance(names, (list, tuple)) else list(names)
+    unknown = [str(c) for c in found if c not in ddf.columns]
+    if unknown:
+        raise ValueError(f"{what}: unknown column(s): {', '.join(unknown)}")
+    if len(set(found)) != len(found):
+        raise ValueError(f"{what} must not repeat a column")
+    return found
+
+
+def _quasi_identifiers(ddf: Any, columns: Any, others: set[Any]) -> list[Any]:
+    """The chosen numeric columns (default: every numeric column not in ``others``)."""
+    if columns is None:
+        cols = [c for c, t in ddf.dtypes.items() if _kind(t) in "iuf" and c not in others]
+        if not cols:
+            raise ValueError("the DataFrame has no numeric column to anonymize; pass columns=[...]")
+        return cols
+    cols = _names(ddf, columns, "columns")
+    if not cols:
+        raise ValueError("columns must name at least one column")
+    clash = [str(c) for c in cols if c in others]
+    if clash:
+        raise ValueError(f"column(s) {', '.join(clash)} cannot be both anonymized and by/weights")
+    bad = [str(c) for c in cols if _kind(ddf.dtypes[c]) not in "biuf"]
+    if bad:
+        raise TypeError(f"column(s) not numeric: {', '.join(bad)}")
+    return cols
+
+
+def _tag(frame: pd.DataFrame, plan: Plan, spec: Spec, partition_info: Optional[dict[str, Any]] = None) -> pd.DataFrame:
+    """Adds each record's row id and part number (the leaf of the cut tree it falls in)."""
+    number = partition_info["number"] if partition_info else 0
+    ids = plan.offsets[number] + np.arange(len(frame), dtype=np.int64)
+    if len(frame) != plan.offsets[number + 1] - plan.offsets[number]:
+        raise RuntimeError("the DataFrame's partitions changed between planning and release")
+    z = standardized(frame, spec.columns, plan.mean, plan.scale)
+    tree = (plan.attr, plan.cut_bits, plan.cut_id, plan.left, plan.right)
+    leaf = descend(stratum_codes(frame, spec.by, plan.strata), ids, z, tree)
+    return frame.assign(**{_ROW: ids, _PART: plan.part[leaf]})
+
+
+def _release_meta(meta: pd.DataFrame, cols: list[Any], group_column: Any) -> pd.DataFrame:
+    out = meta.astype({c: np.float64 for c in cols})
+    return out if group_column is None else out.assign(**{group_column: np.zeros(0, np.int64)})
+
+
+def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> pd.DataFrame:
+    """Groups every part of one shuffled partition and releases its records; rows come out
+    in row-id order, without the helper columns."""
+    frame = frame.iloc[np.argsort(frame[_ROW].to_numpy(), kind="stable")]
+    parts = frame[_PART].to_numpy()
+    values = frame[opts["columns"]].to_numpy(dtype=np.float64, na_value=np.nan)
+    w = None if opts["weights"] is None else frame[opts["weights"]].to_numpy(dtype=np.float64)
+    released = np.empty_like(values)
+    labels = np.empty(len(frame), dtype=np.int64)
+    offsets = plan.label_offsets(opts["k"])
+    for part in np.unique(parts):
+        rows = np.flatnonzero(parts == part)
+        labels[rows], released[rows] = group_part(
+            values[rows], opts["k"], opts["method"], scale=plan.scale,
+            label_offset=int(offsets[part]), weights=None if w is None else w[rows],
+            aggregation=opts["aggregation"], missing=opts["missing"], n_jobs=opts["n_jobs"],
+            **opts["method_params"],
+        )
+    out = frame.drop(columns=[_ROW, _PART])
+    for j, c in enumerate(opts["columns"]):  # names need not be strings
+        out[c] = released[:, j]
+    if opts["group_column"] is not None:
+        out[opts["group_column"]] = labels
+    return out

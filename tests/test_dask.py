@@ -1,0 +1,251 @@
+"""The Dask engine (DESIGN §10) on a real distributed.LocalCluster with two worker processes.
+
+The parts the distributed planner finds are compared with a direct NumPy reference of the
+cut rule (full sort by (value, row id) of the highest-variance attribute), and the released
+frame with that reference grouped part by part.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pandas as pd
+import pytest
+
+if os.environ.get("CI"):
+    import dask.dataframe  # noqa: F401  (CI installs the extra: never skip there)
+dd = pytest.importorskip("dask.dataframe", reason="dask is not installed (pip install 'microagg[dask]')")
+distributed = pytest.importorskip("distributed", reason="distributed is not installed (pip install 'microagg[dask]')")
+
+import dask  # noqa: E402
+
+import microagg._dask_plan as plan_module  # noqa: E402
+import microagg.dask as mdask  # noqa: E402
+from microagg._parts import group_part, shared_scale  # noqa: E402
+
+QI = ["a", "b", "c"]
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    """One LocalCluster (2 worker processes) for the module."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
+def frame(n: int, seed: int = 0, missing: bool = False) -> pd.DataFrame:
+    """Small integer columns (many exact ties), one continuous column, a string stratum
+    column and a non-QI column; an index that is not 0..n-1."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(
+        {
+            "a": rng.integers(0, 6, n).astype(np.float64),
+            "b": rng.integers(0, 3, n),
+            "c": rng.normal(size=n).round(1),
+            "region": rng.choice(["north", "south", "west"], n, p=[0.5, 0.3, 0.2]),
+            "note": [f"r{i}" for i in range(n)],
+        },
+        index=pd.Index(np.arange(n) * 3 + 7, name="key"),
+    )
+    if missing:
+        df.loc[df.index[rng.random(n) < 0.1], "a"] = np.nan
+    return df
+
+
+def reference_parts(x: np.ndarray, strata: np.ndarray, max_part: int) -> list[np.ndarray]:
+    """Mondrian-V parts by the rule of src/workflow/parts.rs, strata in sorted order."""
+    mean = np.nanmean(x, axis=0)
+    sd = np.sqrt(np.nanmean((x - mean) ** 2, axis=0))
+    z = (x - mean) / np.where(sd > 0, sd, 1.0)
+    out: list[np.ndarray] = []
+
+    def cut(ids: np.ndarray) -> None:
+        if len(ids) <= max_part:
+            out.append(np.sort(ids))
+            return
+        scores = []
+        for j in range(z.shape[1]):
+            v = z[ids, j]
+            v = v[~np.isnan(v)]
+            scores.append(float(((v - v.mean()) ** 2).sum()) if len(v) else 0.0)
+        best = max(max(scores), 0.0)
+        j = next(i for i, s in enumerate(scores) if s >= best * (1 - 1e-9))
+        v = z[ids, j]
+        order = ids[np.lexsort((ids, np.nan_to_num(v, nan=0.0), np.isnan(v)))]
+        cut(order[: len(ids) // 2])
+        cut(order[len(ids) // 2 :])
+
+    for s in np.unique(strata):
+        cut(np.flatnonzero(strata == s))
+    return out
+
+
+def dask_parts(ddf: Any, max_part: int, by: list[str], allow_missing: bool = False) -> list[np.ndarray]:
+    """The parts of the distributed planner (run from this process), as row-id lists."""
+    spec = plan_module.Spec(QI, by, 3, max_part, True, allow_missing)
+    plan = plan_module.plan_cuts(plan_module.FrameRef(ddf[QI + by]), spec)
+    meta = ddf._meta.assign(**{mdask._ROW: np.zeros(0, np.int64), mdask._PART: np.zeros(0, np.int64)})
+    tagged = ddf.map_partitions(mdask._tag, plan, spec, meta=meta, partition_info=True).compute()
+    rows, parts = tagged[mdask._ROW].to_numpy(), tagged[mdask._PART].to_numpy()
+    return [np.sort(rows[parts == q]) for q in range(len(plan.part_sizes))]
+
+
+def same_parts(found: list[np.ndarray], expected: list[np.ndarray]) -> bool:
+    return len(found) == len(expected) and all(np.array_equal(f, e) for f, e in zip(found, expected))
+
+
+@pytest.mark.parametrize("max_part,by", [(40, []), (250, ["region"]), (7, ["region"])])
+def test_planner_parts_equal_the_reference(client: Any, monkeypatch: pytest.MonkeyPatch, max_part: int, by: list[str]) -> None:
+    # Tiny selection constants force many bracketing rounds on every cut.
+    monkeypatch.setattr(plan_module, "PULL", 16)
+    monkeypatch.setattr(plan_module, "PIVOTS", 4)
+    monkeypatch.setattr(plan_module, "SAMPLES", 12)
+    df = frame(3000, seed=max_part)
+    strata = df["region"].to_numpy() if by else np.zeros(len(df))
+    expected = reference_parts(df[QI].to_numpy(np.float64), strata, max_part)
+    found = dask_parts(dd.from_pandas(df, npartitions=5), max_part, by)
+    assert all(len(p) <= max_part for p in found)
+    assert same_parts(found, expected)
+
+
+def test_planner_puts_missing_values_last(client: Any) -> None:
+    df = frame(2000, seed=3, missing=True)
+    expected = reference_parts(df[QI].to_numpy(np.float64), np.zeros(len(df)), 100)
+    assert same_parts(dask_parts(dd.from_pandas(df, npartitions=3), 100, [], allow_missing=True), expected)
+
+
+def reference_release(df: pd.DataFrame, k: int, max_part: int, by: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(group of each row, released values): the reference parts grouped one by one."""
+    x = df[QI].to_numpy(np.float64)
+    strata = df[by[0]].to_numpy() if by else np.zeros(len(df))
+    sd = shared_scale(x.std(axis=0))
+    labels, released = np.empty(len(df), np.int64), np.empty_like(x)
+    offset = 0
+    for part in reference_parts(x, strata, max_part):
+        labels[part], released[part] = group_part(x[part], k, "mdav", scale=sd, label_offset=offset)
+        offset += len(part)
+    return labels, released
+
+
+def groups_of(labels: np.ndarray) -> set[frozenset[int]]:
+    return {frozenset(np.flatnonzero(labels == g).tolist()) for g in np.unique(labels)}
+
+
+@pytest.mark.parametrize("by", [[], ["region"]])
+def test_release_equals_the_reference_and_keeps_the_rest(client: Any, by: list[str]) -> None:
+    k, max_part = 4, 600
+    df = frame(20_000, seed=1)  # > PULL records per stratum: the bracketing rounds run
+    ddf = dd.from_pandas(df, npartitions=6)
+    out = mdask.anonymize(ddf, k, QI, by=by or None, max_part=max_part, group_column="group").compute()
+    assert len(out) == len(df) and out.index.is_unique
+    out = out.loc[df.index]  # the index came through: back in the input's row order
+    assert out.index.name == "key"
+    pd.testing.assert_series_equal(out["note"], df["note"], check_dtype=False)
+    pd.testing.assert_series_equal(out["region"], df["region"], check_dtype=False)
+    labels, released = reference_release(df, k, max_part, by)
+    assert groups_of(out["group"].to_numpy()) == groups_of(labels)
+    np.testing.assert_allclose(out[QI].to_numpy(), released, rtol=1e-12, atol=1e-12)
+    assert out.groupby("group").size().min() >= k
+    assert out.groupby(by + QI).size().min() >= k  # every released combination, within strata
+
+
+@pytest.mark.parametrize("by", [[], ["region"]])
+def test_release_equals_the_local_pipeline(client: Any, by: list[str]) -> None:
+    import microagg as ma
+
+    df = frame(20_000, seed=4)
+    options: dict[str, Any] = {"by": by} if by else {}
+    local = ma.anonymize(df, 4, QI, max_part=600, **options)
+    out = mdask.anonymize(dd.from_pandas(df, npartitions=5), 4, QI, max_part=600, **options).compute()
+    np.testing.assert_allclose(out.loc[df.index, QI].to_numpy(), local[QI].to_numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_a_missing_stratum_label_is_a_stratum(client: Any) -> None:
+    df = frame(3000, seed=6)
+    df.loc[df.index[::7], "region"] = None
+    out = mdask.anonymize(dd.from_pandas(df, npartitions=3), 3, QI, by="region", max_part=200, group_column="g").compute()
+    assert out.groupby("g")["region"].nunique(dropna=False).max() == 1
+    assert out["region"].isna().sum() == df["region"].isna().sum() > 0
+    assert out.groupby("g").size().min() >= 3
+
+
+def test_parquet_in_and_out(client: Any, tmp_path: Path) -> None:
+    df = frame(5000, seed=2)
+    dd.from_pandas(df, npartitions=4).to_parquet(tmp_path / "in")
+    out = mdask.anonymize(dd.read_parquet(tmp_path / "in"), 3, QI, by="region", max_part=500)
+    out.to_parquet(tmp_path / "out")
+    back = dd.read_parquet(tmp_path / "out").compute().loc[df.index]
+    assert list(back.columns) == list(df.columns)
+    pd.testing.assert_series_equal(back["note"], df["note"], check_dtype=False)
+    assert back.groupby(["region", *QI]).size().min() >= 3
+    assert not np.allclose(back[QI].to_numpy(), df[QI].to_numpy())
+
+
+def test_nothing_runs_until_computed(client: Any, tmp_path: Path) -> None:
+    log = tmp_path / "reads.log"
+
+    def touch(part: pd.DataFrame) -> pd.DataFrame:
+        with open(log, "a") as f:  # the workers are other processes: leave a trace on disk
+            f.write(f"{len(part)}\n")
+        return part
+
+    df = frame(3000)
+    ddf = dd.from_pandas(df, npartitions=3).map_partitions(touch, meta=df.head(0))
+    out = mdask.anonymize(ddf, 3, QI, max_part=300)
+    assert isinstance(out, dd.DataFrame) and not log.exists()
+    assert len(out.compute()) == 3000 and log.exists()
+
+
+def test_bad_arguments(client: Any) -> None:
+    ddf = dd.from_pandas(frame(300), npartitions=2)
+    with pytest.raises(ValueError, match="max_part"):
+        mdask.anonymize(ddf, 5, QI, max_part=9)
+    with pytest.raises(ValueError, match="unknown column.*nope"):
+        mdask.anonymize(ddf, 3, ["a", "nope"])
+    with pytest.raises(ValueError, match="by: unknown column"):
+        mdask.anonymize(ddf, 3, QI, by="nope")
+    with pytest.raises(TypeError, match="not numeric: note"):
+        mdask.anonymize(ddf, 3, ["a", "note"])
+    with pytest.raises(TypeError, match="dask.dataframe.DataFrame"):
+        mdask.anonymize(frame(300), 3, QI)
+    with pytest.raises(ValueError, match="method"):
+        mdask.anonymize(ddf, 3, QI, method="nope")
+    with pytest.raises(ValueError, match="aggregation"):
+        mdask.anonymize(ddf, 3, QI, aggregation="mode")
+    small = frame(300).assign(region=["tiny"] + ["big"] * 299)
+    with pytest.raises(ValueError, match="tiny.*1"):
+        mdask.anonymize(dd.from_pandas(small, npartitions=2), 3, QI, by="region").compute()
+    with pytest.raises(ValueError, match="missing"):
+        mdask.anonymize(dd.from_pandas(frame(300, missing=True), npartitions=2), 3, QI).compute()
+
+
+def test_microagg_does_not_import_dask() -> None:
+    code = "import sys, microagg; bad = [m for m in ('dask', 'distributed') if m in sys.modules]; assert not bad, bad"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_cli_dask_engine(client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from microagg.cli import main
+
+    df = frame(4000, seed=5)
+    dd.from_pandas(df, npartitions=3).to_parquet(tmp_path / "big.parquet")
+    argv = ["anonymize", str(tmp_path / "big.parquet"), "-k", "3", "--engine", "dask",
+            "--scheduler", client.scheduler.address, "--columns", "a,b,c", "--by", "region", "--max-part", "300"]
+    assert main(argv) == 0
+    back = dd.read_parquet(tmp_path / "big_k3.parquet").compute().loc[df.index]
+    pd.testing.assert_series_equal(back["note"], df["note"], check_dtype=False)
+    assert back.groupby(["region", *QI]).size().min() >= 3
+    assert main(argv) == 2 and "exists" in capsys.readouterr().err  # never overwrites
+    assert main([*argv[:6], "--max-part", "4", "-o", str(tmp_path / "x")]) == 2
+    assert "max_part" in capsys.readouterr().err
+    # the local engine with the same --max-part releases the same values
+    local = tmp_path / "local.parquet"
+    assert main([*argv[:4], *argv[8:], "-o", str(local)]) == 0
+    got = pd.read_parquet(local).set_index(df.index)
+    np.testing.assert_allclose(got[QI].to_numpy(), back[QI].to_numpy(), rtol=1e-12, atol=1e-12)
