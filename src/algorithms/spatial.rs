@@ -1,0 +1,327 @@
+//! Exact MDAV in low dimension: the three queries of a round (farthest from a point, the
+//! k−1 nearest of a point, with deletions) answered by the k-d tree of `crate::index` in
+//! about log n instead of a pass over the remaining records (issue #15, goal 1).
+//!
+//! Exactness: the final comparison of every candidate is the score the scan compares
+//! ([`crate::kernels`]: ½‖x‖² − ⟨x, r⟩ from the stored half norm, or Σ(x − r)², in
+//! precision `T`, same operations in the same order), with the same tie rule (equal
+//! scores: lowest original id; DESIGN §3). Boxes only prune, by bounds of the score
+//! computed in f64 from the exact identity score = ½‖x − r‖² − ½‖r‖² (or ‖x − r‖²) and
+//! widened by a rounding slack larger than the worst error of the computed score, so a
+//! record that could win or tie is never skipped and the partition is bit-for-bit the
+//! scan's.
+
+use crate::dataset::WorkingSet;
+use crate::float::Float;
+use crate::index::kdtree::{BoxSearch, KdTree};
+use crate::kernels::Metric;
+use std::cmp::Ordering;
+
+/// Whether exact MDAV uses the spatial index (the `spatial_index` parameter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexChoice {
+    /// By size: on when `d ≤ AUTO_MAX_D` and `n ≥ AUTO_MIN_N` (see [`IndexChoice::uses`]).
+    Auto,
+    /// Always (complete data).
+    On,
+    /// Never: the streaming scans.
+    Off,
+}
+
+/// Largest d where `Auto` picks the index (benches/mdav_lowd.py: beyond it the boxes
+/// rarely prune the farthest-point queries).
+pub const AUTO_MAX_D: usize = 8;
+/// Smallest n where `Auto` picks the index.
+pub const AUTO_MIN_N: usize = 20_000;
+
+impl IndexChoice {
+    /// Whether to use the index on `n` records of dimension `d`; never with missing values
+    /// (their partial distances have no box bound here).
+    pub fn uses(self, n: usize, d: usize, masked: bool) -> bool {
+        !masked
+            && match self {
+                IndexChoice::On => true,
+                IndexChoice::Off => false,
+                IndexChoice::Auto => d <= AUTO_MAX_D && n >= AUTO_MIN_N,
+            }
+    }
+}
+
+/// The remaining records of a working set in a k-d tree, scored like the scans.
+#[derive(Debug, Clone)]
+pub struct SpatialIndex<T> {
+    tree: KdTree<T>,
+    /// ½‖x‖² of each point in tree order (the working set's values, bit for bit).
+    half_norms: Vec<T>,
+}
+
+impl<T: Float> SpatialIndex<T> {
+    /// Indexes every record of a complete working set (ids = original indices).
+    pub fn new(ws: &WorkingSet<T>) -> Self {
+        let by_id: Vec<T> = (0..ws.n() as u32).flat_map(|id| ws.row(ws.position_of(id))).collect();
+        let tree = KdTree::new(&by_id, ws.d());
+        let half_norms = tree
+            .ids_in_tree_order()
+            .iter()
+            .map(|&id| ws.half_norms()[ws.position_of(id)])
+            .collect();
+        SpatialIndex { tree, half_norms }
+    }
+
+    /// Removes record `id`.
+    pub fn remove(&mut self, id: u32) {
+        self.tree.remove(id);
+    }
+
+    /// Id of the remaining record farthest from `reference` by `metric` (largest score,
+    /// ties to the lowest id); `None` when none remains.
+    pub fn farthest(&self, reference: &[T], metric: Metric) -> Option<u32> {
+        let mut s = Farthest { score: Scorer::new(self, reference, metric), best: None };
+        self.tree.walk(&mut s);
+        s.best.map(|(_, id)| id)
+    }
+
+    /// Ids of the `count` remaining records nearest to `reference` by `metric` but
+    /// `exclude` (smallest score, ties to the lowest id), nearest first.
+    pub fn nearest(&self, reference: &[T], metric: Metric, count: usize, exclude: u32) -> Vec<u32> {
+        let score = Scorer::new(self, reference, metric);
+        let mut s = Nearest { score, count, exclude, kept: vec![] };
+        if count > 0 {
+            self.tree.walk(&mut s);
+        }
+        s.kept.into_iter().map(|(_, id)| id).collect()
+    }
+}
+
+/// The scan's score of a point and safe bounds of it over a box.
+struct Scorer<'a, T> {
+    index: &'a SpatialIndex<T>,
+    reference: &'a [T],
+    metric: Metric,
+    /// ‖r‖² (f64) and the rounding slack per unit of magnitude.
+    norm2: f64,
+    unit_slack: f64,
+}
+
+impl<'a, T: Float> Scorer<'a, T> {
+    fn new(index: &'a SpatialIndex<T>, reference: &'a [T], metric: Metric) -> Self {
+        let norm2 = reference.iter().map(|r| r.as_f64() * r.as_f64()).sum();
+        // Unit roundoff of T; the computed score and the f64 bound each err by at most
+        // about (d + 3)·u·magnitude (DESIGN §3 scan scores), 8× covers both.
+        let u = T::epsilon().as_f64() / 2.0;
+        let unit_slack = 8.0 * (reference.len() + 4) as f64 * u;
+        Scorer { index, reference, metric, norm2, unit_slack }
+    }
+
+    /// The score the scan computes (`kernels::score_lanes`, `WorkingSet::algebraic_score`):
+    /// same operations, same order, no contraction.
+    #[inline(always)]
+    fn score(&self, pos: usize, x: &[T]) -> T {
+        let r = self.reference;
+        match self.metric {
+            Metric::Algebraic => {
+                let mut s = self.index.half_norms[pos];
+                for (&xj, &rj) in x.iter().zip(r) {
+                    s -= rj * xj;
+                }
+                s
+            }
+            Metric::Direct => {
+                let t = x[0] - r[0];
+                let mut s = t * t;
+                for (&xj, &rj) in x.iter().zip(r).skip(1) {
+                    let t = xj - rj;
+                    s += t * t;
+                }
+                s
+            }
+        }
+    }
+
+    /// (lower, upper) bounds of the computed score of any point in `[lo, hi]`. NaN (from
+    /// overflow) never prunes: the callers compare so that NaN keeps the box.
+    #[inline]
+    fn bounds(&self, lo: &[T], hi: &[T]) -> (f64, f64) {
+        let (mut near, mut far, mut magnitude) = (0.0, 0.0, self.norm2);
+        for ((&r, &l), &h) in self.reference.iter().zip(lo).zip(hi) {
+            let (r, l, h) = (r.as_f64(), l.as_f64(), h.as_f64());
+            let gap = if r < l {
+                l - r
+            } else if r > h {
+                r - h
+            } else {
+                0.0
+            };
+            let reach = (r - l).abs().max((h - r).abs());
+            let a = l.abs().max(h.abs());
+            near += gap * gap;
+            far += reach * reach;
+            magnitude += a * a + r.abs() * a;
+        }
+        // Absolute slack for products in T's subnormal range.
+        let slack = self.unit_slack * magnitude + 4.0 * T::min_positive_value().as_f64();
+        match self.metric {
+            Metric::Algebraic => {
+                let half = 0.5 * self.norm2;
+                (0.5 * near - half - slack, 0.5 * far - half + slack)
+            }
+            Metric::Direct => (near - slack, far + slack),
+        }
+    }
+}
+
+/// (score, id) keys ordered by score then id (scores are finite: complete data).
+fn key_cmp<T: Float>(a: &(T, u32), b: &(T, u32)) -> Ordering {
+    a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal).then(a.1.cmp(&b.1))
+}
+
+/// The farthest point: largest score, ties to the lowest id.
+struct Farthest<'a, T> {
+    score: Scorer<'a, T>,
+    best: Option<(T, u32)>,
+}
+
+impl<T: Float> BoxSearch<T> for Farthest<'_, T> {
+    #[inline]
+    fn promise(&self, lo: &[T], hi: &[T]) -> Option<f64> {
+        let upper = self.score.bounds(lo, hi).1;
+        // Not below the best: a box that may hold an equal score (a tie) is kept, NaN too.
+        let keep = |(b, _): (T, u32)| upper.partial_cmp(&b.as_f64()) != Some(Ordering::Less);
+        self.best.is_none_or(keep).then_some(upper)
+    }
+
+    #[inline]
+    fn offer(&mut self, pos: usize, id: u32, coords: &[T]) {
+        let key = (self.score.score(pos, coords), id);
+        // Farther: larger score, or equal score and lower id.
+        let better = |b: &(T, u32)| key.0 > b.0 || (key.0 == b.0 && key.1 < b.1);
+        if self.best.as_ref().is_none_or(better) {
+            self.best = Some(key);
+        }
+    }
+}
+
+/// The `count` nearest points but one: smallest (score, id) keys, kept sorted.
+struct Nearest<'a, T> {
+    score: Scorer<'a, T>,
+    count: usize,
+    exclude: u32,
+    kept: Vec<(T, u32)>,
+}
+
+impl<T: Float> BoxSearch<T> for Nearest<'_, T> {
+    #[inline]
+    fn promise(&self, lo: &[T], hi: &[T]) -> Option<f64> {
+        let lower = self.score.bounds(lo, hi).0;
+        let full = self.kept.len() == self.count;
+        // Not above the worst kept: a box that may hold an equal score (a tie) is kept, NaN
+        // too.
+        let worst = || self.kept[self.count - 1].0.as_f64();
+        let keep = !full || lower.partial_cmp(&worst()) != Some(Ordering::Greater);
+        keep.then_some(-lower)
+    }
+
+    #[inline]
+    fn offer(&mut self, pos: usize, id: u32, coords: &[T]) {
+        if id == self.exclude {
+            return;
+        }
+        let key = (self.score.score(pos, coords), id);
+        if self.kept.len() == self.count {
+            if key_cmp(&key, &self.kept[self.count - 1]) != Ordering::Less {
+                return;
+            }
+            self.kept.pop();
+        }
+        let at = self.kept.partition_point(|k| key_cmp(k, &key) == Ordering::Less);
+        self.kept.insert(at, key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::Scaling;
+    use crate::kernels::{self, Ranked};
+    use crate::parallel::Exec;
+    use ndarray::Array2;
+    use proptest::prelude::*;
+
+    /// The scan's answers over the records not in `gone` (ids), for comparison.
+    fn scan_farthest<T: Float>(ws: &WorkingSet<T>, gone: &[bool], r: &[T], m: Metric) -> u32 {
+        let far: Ranked<T> = kernels::scan(Exec::SEQUENTIAL, ws, ws.n(), r, m, || {
+            Ranked::farthest(ws.n(), usize::MAX)
+        });
+        let ids = far.into_positions().into_iter().map(|p| ws.ids()[p]);
+        ids.into_iter().find(|&id| !gone[id as usize]).expect("a live record")
+    }
+
+    fn scan_nearest<T: Float>(
+        ws: &WorkingSet<T>,
+        gone: &[bool],
+        r: &[T],
+        m: Metric,
+        count: usize,
+        ex: u32,
+    ) -> Vec<u32> {
+        let near: Ranked<T> = kernels::scan(Exec::SEQUENTIAL, ws, ws.n(), r, m, || {
+            Ranked::nearest(ws.n(), usize::MAX)
+        });
+        let ids = near.into_positions().into_iter().map(|p| ws.ids()[p]);
+        ids.filter(|&id| !gone[id as usize] && id != ex).take(count).collect()
+    }
+
+    fn check<T: Float>(x: &Array2<f64>, removed: &[u32], metric: Metric) {
+        let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+        let mut index = SpatialIndex::new(&ws);
+        let n = ws.n();
+        let mut gone = vec![false; n];
+        for &r in removed {
+            let id = r % n as u32;
+            if !gone[id as usize] && gone.iter().filter(|g| !**g).count() > 1 {
+                index.remove(id);
+                gone[id as usize] = true;
+            }
+        }
+        for q in (0..n).step_by(n / 7 + 1) {
+            let r = ws.row(q);
+            assert_eq!(index.farthest(&r, metric), Some(scan_farthest(&ws, &gone, &r, metric)));
+            let ex = ws.ids()[q];
+            let want = scan_nearest(&ws, &gone, &r, metric, 9, ex);
+            assert_eq!(index.nearest(&r, metric, 9, ex), want);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(60))]
+        #[test]
+        fn queries_equal_the_scan(
+            d in 1usize..6,
+            raw in prop::collection::vec(-3i32..4, 2..1200),
+            removed in prop::collection::vec(any::<u32>(), 0..150),
+            spread in 0u8..3,
+        ) {
+            // Integers (many exact ties), or scaled to spread the values over magnitudes.
+            let n = raw.len() / d;
+            prop_assume!(n >= 2);
+            let x = Array2::from_shape_fn((n, d), |(i, j)| {
+                let v = raw[i * d + j] as f64;
+                match spread { 0 => v, 1 => v.exp() * 1e3, _ => v * 0.1 + (i as f64).sin() }
+            });
+            for metric in [Metric::Algebraic, Metric::Direct] {
+                check::<f64>(&x, &removed, metric);
+                check::<f32>(&x, &removed, metric);
+            }
+        }
+    }
+
+    #[test]
+    fn choice_by_size_and_dimension() {
+        assert!(IndexChoice::Auto.uses(AUTO_MIN_N, AUTO_MAX_D, false));
+        assert!(!IndexChoice::Auto.uses(AUTO_MIN_N - 1, 2, false));
+        assert!(!IndexChoice::Auto.uses(1 << 20, AUTO_MAX_D + 1, false));
+        assert!(IndexChoice::On.uses(10, 20, false));
+        assert!(!IndexChoice::On.uses(1 << 20, 3, true));
+        assert!(!IndexChoice::Off.uses(1 << 20, 3, false));
+    }
+}
