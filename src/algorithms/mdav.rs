@@ -45,7 +45,7 @@ pub struct MdavOptions {
     pub norm_pruning: bool,
     /// microagg's addition (issue #15): answer the round's farthest and nearest queries
     /// from a k-d tree of the remaining records with deletions (`spatial.rs`); exact, the
-    /// same partition as the scans. `Auto` uses it for d ≤ 8 and n ≥ 20 000 (complete
+    /// same partition as the scans. `Auto` uses it for d ≤ 3 and n ≥ 20 000 (complete
     /// data), where it is faster: see `bench-results/mdav_lowd.md`.
     pub spatial_index: IndexChoice,
 }

@@ -28,10 +28,11 @@ pub enum IndexChoice {
     Off,
 }
 
-/// Largest d where `Auto` picks the index (benches/mdav_lowd.py: beyond it the boxes
-/// rarely prune the farthest-point queries).
-pub const AUTO_MAX_D: usize = 8;
-/// Smallest n where `Auto` picks the index.
+/// Largest d where `Auto` picks the index (bench-results/mdav_lowd.md, 1e5 Gaussian
+/// records, k = 10: 5.3× faster than the scans at d = 2, 2.7× at d = 3, but 0.6× at d = 5
+/// and 0.3× at d = 8, where the farthest-point queries visit most leaves).
+pub const AUTO_MAX_D: usize = 3;
+/// Smallest n where `Auto` picks the index (at 30 000 × 3 it is 2.0× faster).
 pub const AUTO_MIN_N: usize = 20_000;
 
 impl IndexChoice {
@@ -47,25 +48,34 @@ impl IndexChoice {
     }
 }
 
+/// Records per leaf: small leaves keep the boxes on the shrinking hull tight, which is what
+/// the farthest-point queries need (1e5 × 3: 8 beat 4 and 16 by 4–5%).
+const LEAF: usize = 8;
+
 /// The remaining records of a working set in a k-d tree, scored like the scans.
 #[derive(Debug, Clone)]
 pub struct SpatialIndex<T> {
     tree: KdTree<T>,
     /// ½‖x‖² of each point in tree order (the working set's values, bit for bit).
     half_norms: Vec<T>,
+    /// max |x_j| over every record, per attribute (for the rounding slack).
+    reach: Vec<f64>,
 }
 
 impl<T: Float> SpatialIndex<T> {
     /// Indexes every record of a complete working set (ids = original indices).
     pub fn new(ws: &WorkingSet<T>) -> Self {
         let by_id: Vec<T> = (0..ws.n() as u32).flat_map(|id| ws.row(ws.position_of(id))).collect();
-        let tree = KdTree::new(&by_id, ws.d());
+        let tree = KdTree::with_leaf_size(&by_id, ws.d(), LEAF);
         let half_norms = tree
             .ids_in_tree_order()
             .iter()
             .map(|&id| ws.half_norms()[ws.position_of(id)])
             .collect();
-        SpatialIndex { tree, half_norms }
+        let reach = (0..ws.d())
+            .map(|j| ws.column(j).iter().fold(0.0f64, |a, v| a.max(v.as_f64().abs())))
+            .collect();
+        SpatialIndex { tree, half_norms, reach }
     }
 
     /// Removes record `id`.
@@ -98,19 +108,30 @@ struct Scorer<'a, T> {
     index: &'a SpatialIndex<T>,
     reference: &'a [T],
     metric: Metric,
-    /// ‖r‖² (f64) and the rounding slack per unit of magnitude.
-    norm2: f64,
-    unit_slack: f64,
+    /// ½‖r‖² (Algebraic) or 0 (Direct), and the factor of ‖x − r‖² in the score.
+    offset: f64,
+    scale: f64,
+    /// Bounds the rounding error of any computed score (and of the f64 bounds).
+    slack: f64,
 }
 
 impl<'a, T: Float> Scorer<'a, T> {
     fn new(index: &'a SpatialIndex<T>, reference: &'a [T], metric: Metric) -> Self {
-        let norm2 = reference.iter().map(|r| r.as_f64() * r.as_f64()).sum();
-        // Unit roundoff of T; the computed score and the f64 bound each err by at most
-        // about (d + 3)·u·magnitude (DESIGN §3 scan scores), 8× covers both.
+        let norm2: f64 = reference.iter().map(|r| r.as_f64() * r.as_f64()).sum();
+        // The computed score and the f64 bound each err by at most about (d + 3)·u·M, with
+        // u the unit roundoff of T and M = Σ A_j² + Σ |r_j|·A_j + ‖r‖² for |x_j| ≤ A_j (the
+        // extent of every record): 8× covers both; the absolute term covers products in
+        // T's subnormal range.
+        let reach = index.reach.iter().zip(reference);
+        let magnitude: f64 = norm2 + reach.map(|(&a, r)| a * a + r.as_f64().abs() * a).sum::<f64>();
         let u = T::epsilon().as_f64() / 2.0;
-        let unit_slack = 8.0 * (reference.len() + 4) as f64 * u;
-        Scorer { index, reference, metric, norm2, unit_slack }
+        let slack = 8.0 * (reference.len() + 4) as f64 * u * magnitude
+            + 4.0 * T::min_positive_value().as_f64();
+        let (offset, scale) = match metric {
+            Metric::Algebraic => (0.5 * norm2, 0.5),
+            Metric::Direct => (0.0, 1.0),
+        };
+        Scorer { index, reference, metric, offset, scale, slack }
     }
 
     /// The score the scan computes (`kernels::score_lanes`, `WorkingSet::algebraic_score`):
@@ -138,35 +159,28 @@ impl<'a, T: Float> Scorer<'a, T> {
         }
     }
 
-    /// (lower, upper) bounds of the computed score of any point in `[lo, hi]`. NaN (from
-    /// overflow) never prunes: the callers compare so that NaN keeps the box.
+    /// Lower bound of the computed score of any point in `[lo, hi]` (NaN on overflow).
     #[inline]
-    fn bounds(&self, lo: &[T], hi: &[T]) -> (f64, f64) {
-        let (mut near, mut far, mut magnitude) = (0.0, 0.0, self.norm2);
+    fn lower(&self, lo: &[T], hi: &[T]) -> f64 {
+        let mut near = 0.0;
         for ((&r, &l), &h) in self.reference.iter().zip(lo).zip(hi) {
             let (r, l, h) = (r.as_f64(), l.as_f64(), h.as_f64());
-            let gap = if r < l {
-                l - r
-            } else if r > h {
-                r - h
-            } else {
-                0.0
-            };
-            let reach = (r - l).abs().max((h - r).abs());
-            let a = l.abs().max(h.abs());
+            let gap = (l - r).max(r - h).max(0.0);
             near += gap * gap;
+        }
+        self.scale * near - self.offset - self.slack
+    }
+
+    /// Upper bound of the computed score of any point in `[lo, hi]` (NaN on overflow).
+    #[inline]
+    fn upper(&self, lo: &[T], hi: &[T]) -> f64 {
+        let mut far = 0.0;
+        for ((&r, &l), &h) in self.reference.iter().zip(lo).zip(hi) {
+            let (r, l, h) = (r.as_f64(), l.as_f64(), h.as_f64());
+            let reach = (r - l).max(h - r);
             far += reach * reach;
-            magnitude += a * a + r.abs() * a;
         }
-        // Absolute slack for products in T's subnormal range.
-        let slack = self.unit_slack * magnitude + 4.0 * T::min_positive_value().as_f64();
-        match self.metric {
-            Metric::Algebraic => {
-                let half = 0.5 * self.norm2;
-                (0.5 * near - half - slack, 0.5 * far - half + slack)
-            }
-            Metric::Direct => (near - slack, far + slack),
-        }
+        self.scale * far - self.offset + self.slack
     }
 }
 
@@ -183,11 +197,15 @@ struct Farthest<'a, T> {
 
 impl<T: Float> BoxSearch<T> for Farthest<'_, T> {
     #[inline]
-    fn promise(&self, lo: &[T], hi: &[T]) -> Option<f64> {
-        let upper = self.score.bounds(lo, hi).1;
+    fn bound(&self, lo: &[T], hi: &[T]) -> f64 {
+        self.score.upper(lo, hi)
+    }
+
+    #[inline]
+    fn worth(&self, upper: f64) -> bool {
         // Not below the best: a box that may hold an equal score (a tie) is kept, NaN too.
         let keep = |(b, _): (T, u32)| upper.partial_cmp(&b.as_f64()) != Some(Ordering::Less);
-        self.best.is_none_or(keep).then_some(upper)
+        self.best.is_none_or(keep)
     }
 
     #[inline]
@@ -211,14 +229,16 @@ struct Nearest<'a, T> {
 
 impl<T: Float> BoxSearch<T> for Nearest<'_, T> {
     #[inline]
-    fn promise(&self, lo: &[T], hi: &[T]) -> Option<f64> {
-        let lower = self.score.bounds(lo, hi).0;
-        let full = self.kept.len() == self.count;
+    fn bound(&self, lo: &[T], hi: &[T]) -> f64 {
+        -self.score.lower(lo, hi)
+    }
+
+    #[inline]
+    fn worth(&self, bound: f64) -> bool {
         // Not above the worst kept: a box that may hold an equal score (a tie) is kept, NaN
         // too.
         let worst = || self.kept[self.count - 1].0.as_f64();
-        let keep = !full || lower.partial_cmp(&worst()) != Some(Ordering::Greater);
-        keep.then_some(-lower)
+        self.kept.len() < self.count || (-bound).partial_cmp(&worst()) != Some(Ordering::Greater)
     }
 
     #[inline]

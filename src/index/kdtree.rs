@@ -211,14 +211,18 @@ impl<T: Float> KdTree<T> {
     /// skipping every subtree whose box `search` rules out (asked again just before the
     /// second child, as the search may have tightened meanwhile).
     pub fn walk<S: BoxSearch<T>>(&self, search: &mut S) {
-        if self.promise(0, search).is_some() {
-            self.walk_node(0, search);
+        if let Some(bound) = self.bound(0, search) {
+            if search.worth(bound) {
+                self.walk_node(0, search);
+            }
         }
     }
 
-    fn promise<S: BoxSearch<T>>(&self, node: usize, search: &S) -> Option<f64> {
+    /// The search's bound for `node`'s box; `None` when it has no live point.
+    #[inline]
+    fn bound<S: BoxSearch<T>>(&self, node: usize, search: &S) -> Option<f64> {
         let live = self.nodes.get(node).is_some_and(|n| n.live > 0);
-        live.then(|| self.node_box(node)).and_then(|(lo, hi)| search.promise(lo, hi))
+        live.then(|| self.node_box(node)).map(|(lo, hi)| search.bound(lo, hi))
     }
 
     fn walk_node<S: BoxSearch<T>>(&self, node: usize, search: &mut S) {
@@ -234,17 +238,20 @@ impl<T: Float> KdTree<T> {
             return;
         }
         let left = n.left as usize;
-        let (a, b) = (self.promise(left, search), self.promise(left + 1, search));
-        let (first, second) = match (a, b) {
-            (Some(a), Some(b)) if b > a => (left + 1, left),
-            (None, Some(_)) => (left + 1, left),
-            _ => (left, left + 1),
+        let (a, b) = (self.bound(left, search), self.bound(left + 1, search));
+        let children = match (a, b) {
+            (Some(a), Some(b)) if b > a => [(left + 1, b), (left, a)],
+            (Some(a), Some(b)) => [(left, a), (left + 1, b)],
+            (Some(a), None) => [(left, a), (left, f64::NEG_INFINITY)],
+            (None, Some(b)) => [(left + 1, b), (left + 1, f64::NEG_INFINITY)],
+            (None, None) => return,
         };
-        if a.is_some() || b.is_some() {
-            self.walk_node(first, search);
-        }
-        if self.promise(second, search).is_some() {
-            self.walk_node(second, search);
+        let mut done = usize::MAX;
+        for (child, bound) in children {
+            if child != done && search.worth(bound) {
+                self.walk_node(child, search);
+            }
+            done = child;
         }
     }
 
@@ -256,9 +263,11 @@ impl<T: Float> KdTree<T> {
 
 /// A search over the live points of a [`KdTree`], pruned by boxes ([`KdTree::walk`]).
 pub trait BoxSearch<T> {
-    /// How promising the subtree with box `[lo, hi]` is (larger: visited first), or `None`
-    /// when no point in the box can change the answer (bounds must be safe under rounding).
-    fn promise(&self, lo: &[T], hi: &[T]) -> Option<f64>;
+    /// How promising the subtree with box `[lo, hi]` is (larger: visited first): a bound
+    /// of what its points can offer, safe under rounding.
+    fn bound(&self, lo: &[T], hi: &[T]) -> f64;
+    /// Whether a subtree of this bound may still change the answer (true for NaN).
+    fn worth(&self, bound: f64) -> bool;
     /// Sees a live point: its position in tree order, id and coordinates.
     fn offer(&mut self, pos: usize, id: u32, coords: &[T]);
 }
@@ -271,9 +280,13 @@ struct NearestSearch<'a, T> {
 
 impl<T: Float> BoxSearch<T> for NearestSearch<'_, T> {
     #[inline]
-    fn promise(&self, lo: &[T], hi: &[T]) -> Option<f64> {
-        let bound = box_lower_bound(self.query, lo, hi);
-        (bound <= self.ties.best()).then(|| -bound.as_f64())
+    fn bound(&self, lo: &[T], hi: &[T]) -> f64 {
+        -box_lower_bound(self.query, lo, hi).as_f64()
+    }
+
+    #[inline]
+    fn worth(&self, bound: f64) -> bool {
+        -bound <= self.ties.best().as_f64()
     }
 
     #[inline]
