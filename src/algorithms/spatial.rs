@@ -66,7 +66,10 @@ impl<T: Float> SpatialIndex<T> {
     /// Indexes every record of a complete working set (ids = original indices).
     pub fn new(ws: &WorkingSet<T>) -> Self {
         let by_id: Vec<T> = (0..ws.n() as u32).flat_map(|id| ws.row(ws.position_of(id))).collect();
-        let tree = KdTree::with_leaf_size(&by_id, ws.d(), LEAF);
+        let mut tree = KdTree::with_leaf_size(&by_id, ws.d(), LEAF);
+        let norms: Vec<T> =
+            (0..ws.n() as u32).map(|id| ws.half_norms()[ws.position_of(id)]).collect();
+        tree.set_keys(&norms);
         let half_norms = tree
             .ids_in_tree_order()
             .iter()
@@ -171,16 +174,24 @@ impl<'a, T: Float> Scorer<'a, T> {
         self.scale * near - self.offset - self.slack
     }
 
-    /// Upper bound of the computed score of any point in `[lo, hi]` (NaN on overflow).
+    /// Upper bound of the computed score of any point in `[lo, hi]` whose stored ½‖x‖² is
+    /// at most `half_norm_max` (NaN on overflow): the farthest corner, and for the algebraic
+    /// score also max ½‖x‖² − min ⟨x, r⟩, much tighter near the origin (the centroid).
     #[inline]
-    fn upper(&self, lo: &[T], hi: &[T]) -> f64 {
-        let mut far = 0.0;
+    fn upper(&self, lo: &[T], hi: &[T], half_norm_max: Option<T>) -> f64 {
+        let (mut far, mut dot) = (0.0, 0.0);
         for ((&r, &l), &h) in self.reference.iter().zip(lo).zip(hi) {
             let (r, l, h) = (r.as_f64(), l.as_f64(), h.as_f64());
             let reach = (r - l).max(h - r);
             far += reach * reach;
+            dot += (r * l).min(r * h);
         }
-        self.scale * far - self.offset + self.slack
+        let corner = self.scale * far - self.offset;
+        let by_norm = match (self.metric, half_norm_max) {
+            (Metric::Algebraic, Some(m)) => m.as_f64() - dot,
+            _ => f64::INFINITY,
+        };
+        corner.min(by_norm) + self.slack
     }
 }
 
@@ -197,8 +208,8 @@ struct Farthest<'a, T> {
 
 impl<T: Float> BoxSearch<T> for Farthest<'_, T> {
     #[inline]
-    fn bound(&self, lo: &[T], hi: &[T]) -> f64 {
-        self.score.upper(lo, hi)
+    fn bound(&self, lo: &[T], hi: &[T], half_norm_max: Option<T>) -> f64 {
+        self.score.upper(lo, hi, half_norm_max)
     }
 
     #[inline]
@@ -229,7 +240,7 @@ struct Nearest<'a, T> {
 
 impl<T: Float> BoxSearch<T> for Nearest<'_, T> {
     #[inline]
-    fn bound(&self, lo: &[T], hi: &[T]) -> f64 {
+    fn bound(&self, lo: &[T], hi: &[T], _: Option<T>) -> f64 {
         -self.score.lower(lo, hi)
     }
 

@@ -39,6 +39,10 @@ pub struct KdTree<T> {
     nodes: Vec<Node>,
     /// Per node, `dim` lower then `dim` upper box corners.
     boxes: Vec<T>,
+    /// Optional per-point keys in tree order ([`KdTree::set_keys`]), and per node the
+    /// largest key of its live points; both empty without keys.
+    keys: Vec<T>,
+    key_max: Vec<T>,
 }
 
 impl<T: Float> KdTree<T> {
@@ -66,6 +70,8 @@ impl<T: Float> KdTree<T> {
             alive: vec![true; n],
             nodes: Vec::new(),
             boxes: Vec::new(),
+            keys: Vec::new(),
+            key_max: Vec::new(),
         };
         if n > 0 {
             tree.nodes.push(Node { start: 0, end: n as u32, left: 0, live: n as u32 });
@@ -158,9 +164,41 @@ impl<T: Float> KdTree<T> {
         true
     }
 
-    /// Recomputes the box of a node with live points from its live points (a leaf) or its
-    /// children's boxes; returns whether it changed.
+    /// Attaches a key to every point (`keys_by_id[id]`, e.g. ½‖x‖² for exact MDAV): each node
+    /// then keeps the largest key of its live points, which [`BoxSearch::bound`] receives.
+    pub fn set_keys(&mut self, keys_by_id: &[T]) {
+        assert_eq!(keys_by_id.len(), self.position.len(), "one key per point");
+        self.keys = self.ids.iter().map(|&id| keys_by_id[id as usize]).collect();
+        self.key_max = vec![T::neg_infinity(); self.nodes.len()];
+        // Children come after their parent: fit from the last node back.
+        for node in (0..self.nodes.len()).rev() {
+            self.key_max[node] = self.live_key_max(node);
+        }
+    }
+
+    /// The largest key of the live points of `node` (−∞ if none), from its points or from
+    /// its children's maxima.
+    fn live_key_max(&self, node: usize) -> T {
+        let n = &self.nodes[node];
+        let larger = |a: T, b: T| if b > a { b } else { a };
+        if n.left == 0 {
+            (n.start as usize..n.end as usize)
+                .filter(|&pos| self.alive[self.ids[pos] as usize])
+                .fold(T::neg_infinity(), |m, pos| larger(m, self.keys[pos]))
+        } else {
+            let children = [n.left as usize, n.left as usize + 1];
+            let live = children.into_iter().filter(|&c| self.nodes[c].live > 0);
+            live.fold(T::neg_infinity(), |m, c| larger(m, self.key_max[c]))
+        }
+    }
+
+    /// Recomputes the box (and key maximum) of a node with live points from its live points
+    /// (a leaf) or its children's; returns whether it changed.
     fn refit(&mut self, node: usize) -> bool {
+        let key_changed = !self.keys.is_empty() && {
+            let m = self.live_key_max(node);
+            std::mem::replace(&mut self.key_max[node], m) != m
+        };
         let (d, n) = (self.dim, &self.nodes[node]);
         let mut lo = vec![T::infinity(); d];
         let mut hi = vec![T::neg_infinity(); d];
@@ -189,7 +227,7 @@ impl<T: Float> KdTree<T> {
         let changed = b[..d] != lo[..] || b[d..] != hi[..];
         b[..d].copy_from_slice(&lo);
         b[d..].copy_from_slice(&hi);
-        changed
+        changed || key_changed
     }
 
     /// The leaves in tree order, each as (ids, row-major coordinates): spatially coherent
@@ -222,7 +260,8 @@ impl<T: Float> KdTree<T> {
     #[inline]
     fn bound<S: BoxSearch<T>>(&self, node: usize, search: &S) -> Option<f64> {
         let live = self.nodes.get(node).is_some_and(|n| n.live > 0);
-        live.then(|| self.node_box(node)).map(|(lo, hi)| search.bound(lo, hi))
+        let key = self.key_max.get(node).copied();
+        live.then(|| self.node_box(node)).map(|(lo, hi)| search.bound(lo, hi, key))
     }
 
     fn walk_node<S: BoxSearch<T>>(&self, node: usize, search: &mut S) {
@@ -263,9 +302,10 @@ impl<T: Float> KdTree<T> {
 
 /// A search over the live points of a [`KdTree`], pruned by boxes ([`KdTree::walk`]).
 pub trait BoxSearch<T> {
-    /// How promising the subtree with box `[lo, hi]` is (larger: visited first): a bound
-    /// of what its points can offer, safe under rounding.
-    fn bound(&self, lo: &[T], hi: &[T]) -> f64;
+    /// How promising the subtree with box `[lo, hi]` (and largest live key `key_max`, with
+    /// keys) is (larger: visited first): a bound of what its points can offer, safe under
+    /// rounding.
+    fn bound(&self, lo: &[T], hi: &[T], key_max: Option<T>) -> f64;
     /// Whether a subtree of this bound may still change the answer (true for NaN).
     fn worth(&self, bound: f64) -> bool;
     /// Sees a live point: its position in tree order, id and coordinates.
@@ -280,7 +320,7 @@ struct NearestSearch<'a, T> {
 
 impl<T: Float> BoxSearch<T> for NearestSearch<'_, T> {
     #[inline]
-    fn bound(&self, lo: &[T], hi: &[T]) -> f64 {
+    fn bound(&self, lo: &[T], hi: &[T], _: Option<T>) -> f64 {
         -box_lower_bound(self.query, lo, hi).as_f64()
     }
 
