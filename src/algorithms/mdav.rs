@@ -45,8 +45,8 @@ pub struct MdavOptions {
     pub norm_pruning: bool,
     /// microagg's addition (issue #15): answer the round's farthest and nearest queries
     /// from a k-d tree of the remaining records with deletions (`spatial.rs`); exact, the
-    /// same partition as the scans. `Auto` uses it for d ≤ 3 and n ≥ 20 000 (complete
-    /// data), where it is faster: see `bench-results/mdav_lowd.md`.
+    /// same partition as the scans. `Auto` uses it on complete data for d ≤ 5 and
+    /// n ≥ 20 000, d ≤ 8 and n ≥ 100 000, where it is faster: see `bench-results/mdav_lowd.md`.
     pub spatial_index: IndexChoice,
 }
 

@@ -20,7 +20,8 @@ use std::cmp::Ordering;
 /// Whether exact MDAV uses the spatial index (the `spatial_index` parameter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IndexChoice {
-    /// By size: on when `d ≤ AUTO_MAX_D` and `n ≥ AUTO_MIN_N` (see [`IndexChoice::uses`]).
+    /// By size: on when `d ≤ AUTO_MAX_D` and `n ≥ auto_min_n(d)` (20 000 up to d = 5,
+    /// 100 000 up to d = 8).
     Auto,
     /// Always (complete data).
     On,
@@ -28,12 +29,16 @@ pub enum IndexChoice {
     Off,
 }
 
-/// Largest d where `Auto` picks the index (bench-results/mdav_lowd.md, 1e5 Gaussian
-/// records, k = 10: 5.3× faster than the scans at d = 2, 2.7× at d = 3, but 0.6× at d = 5
-/// and 0.3× at d = 8, where the farthest-point queries visit most leaves).
-pub const AUTO_MAX_D: usize = 3;
-/// Smallest n where `Auto` picks the index (at 30 000 × 3 it is 2.0× faster).
-pub const AUTO_MIN_N: usize = 20_000;
+/// Largest d where `Auto` picks the index.
+pub const AUTO_MAX_D: usize = 8;
+
+/// Smallest n where `Auto` picks the index in dimension `d ≤ AUTO_MAX_D`, from
+/// bench-results/mdav_lowd.md (Gaussian, k = 10, one thread): at 20 000 records it is
+/// 2.7× faster than the scans for d = 2, 2.5× for d = 3, 1.5× for d = 5 but 0.7× for
+/// d = 8; at 100 000 it is 5.6×, 5.5×, 3.6× and 1.5×.
+pub fn auto_min_n(d: usize) -> usize {
+    if d <= 5 { 20_000 } else { 100_000 }
+}
 
 impl IndexChoice {
     /// Whether to use the index on `n` records of dimension `d`; never with missing values
@@ -43,7 +48,7 @@ impl IndexChoice {
             && match self {
                 IndexChoice::On => true,
                 IndexChoice::Off => false,
-                IndexChoice::Auto => d <= AUTO_MAX_D && n >= AUTO_MIN_N,
+                IndexChoice::Auto => d <= AUTO_MAX_D && n >= auto_min_n(d),
             }
     }
 }
@@ -348,8 +353,10 @@ mod tests {
 
     #[test]
     fn choice_by_size_and_dimension() {
-        assert!(IndexChoice::Auto.uses(AUTO_MIN_N, AUTO_MAX_D, false));
-        assert!(!IndexChoice::Auto.uses(AUTO_MIN_N - 1, 2, false));
+        assert!(IndexChoice::Auto.uses(20_000, 5, false));
+        assert!(!IndexChoice::Auto.uses(99_999, 6, false));
+        assert!(IndexChoice::Auto.uses(100_000, AUTO_MAX_D, false));
+        assert!(!IndexChoice::Auto.uses(19_999, 2, false));
         assert!(!IndexChoice::Auto.uses(1 << 20, AUTO_MAX_D + 1, false));
         assert!(IndexChoice::On.uses(10, 20, false));
         assert!(!IndexChoice::On.uses(1 << 20, 3, true));
