@@ -5,6 +5,7 @@
 use crate::algorithms::mdav::MdavOptions;
 use crate::algorithms::mona::MonaOptions;
 use crate::algorithms::mondrian::CutRule;
+use crate::algorithms::spatial::IndexChoice;
 use crate::error::{Error, Result};
 
 /// Every method name the library accepts, in catalogue order.
@@ -116,6 +117,7 @@ const MDAV_PARAMS: &[&str] = &[
     "partial_sort",
     "centroid_by_subtraction",
     "norm_pruning",
+    "spatial_index",
 ];
 
 /// Typed access to the parameters a caller passed (the last value of a name wins).
@@ -183,6 +185,11 @@ impl Method {
                 partial_sort: p.flag("partial_sort", true)?,
                 centroid_by_subtraction: p.flag("centroid_by_subtraction", true)?,
                 norm_pruning: p.flag("norm_pruning", true)?,
+                spatial_index: match p.get("spatial_index") {
+                    None => IndexChoice::Auto,
+                    Some(_) if p.flag("spatial_index", true)? => IndexChoice::On,
+                    Some(_) => IndexChoice::Off,
+                },
             }),
             "mdav-star" => Method::MdavStar { plus: false },
             "mdav-star-plus" => Method::MdavStar { plus: true },

@@ -31,12 +31,14 @@ def test_every_mdav_figure_is_covered(published: list[dict[str, str]]) -> None:
     assert len([c for c in cases if c[0] == "Table 5"]) == 5
 
 
+@pytest.mark.parametrize("spatial_index", [False, True])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_mdav_reproduces_published_figures(published: list[dict[str, str]], dtype: str) -> None:
+def test_mdav_reproduces_published_figures(published: list[dict[str, str]], dtype: str, spatial_index: bool) -> None:
+    # The spatial index forced on in d = 11-13 (auto would not pick it): an exactness test.
     mismatches = []
     for table, dataset, k, printed in _cases(published):
         X = LOADERS[dataset]()
-        il = 100 * ma.microaggregate(X, k, "mdav", dtype=dtype).information_loss
+        il = 100 * ma.microaggregate(X, k, "mdav", dtype=dtype, spatial_index=spatial_index).information_loss
         decimals = len(printed.split(".")[1]) if "." in printed else 0
         if round(il, decimals) != round(float(printed), decimals):
             mismatches.append(f"{table} {dataset} k={k}: printed {printed}, got {il:.6f}")
@@ -50,3 +52,15 @@ def test_traditional_mdav_gives_the_same_partition_on_the_benchmarks() -> None:
         fast = ma.microaggregate(X, 5)
         slow = ma.microaggregate(X, 5, dtype="float64", **flags)
         assert (fast.labels == slow.labels).all()
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_spatial_index_gives_the_scan_partition_on_the_benchmarks(dtype: str) -> None:
+    traditional = dict(algebraic_distance=False, distance_reuse=False, partial_sort=False, centroid_by_subtraction=False)
+    for load in LOADERS.values():
+        X = load()
+        for flags in ({}, traditional):
+            for k in (2, 3, 5, 10):
+                on = ma.microaggregate(X, k, dtype=dtype, spatial_index=True, **flags)
+                off = ma.microaggregate(X, k, dtype=dtype, spatial_index=False, **flags)
+                assert (on.labels == off.labels).all(), (load.__name__, flags, k)

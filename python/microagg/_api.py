@@ -197,7 +197,11 @@ def microaggregate(
         Method-specific options. ``"mdav"``: ``algebraic_distance``, ``distance_reuse``,
         ``partial_sort``, ``centroid_by_subtraction`` (F-MDAV's strategies) and
         ``norm_pruning`` (microagg's exact pruned search for the farthest record), all True
-        by default; all False with float64 is the traditional MDAV.
+        by default; all False with float64 is the traditional MDAV. ``spatial_index``
+        (bool; unset = automatic: on without missing values for at most 5 attributes and at
+        least 20 000 records, or at most 8 and at least 100 000) answers each round's farthest/nearest queries from a k-d
+        tree with deletions instead of full passes: the same partition, about n log n in
+        low dimension.
 
     Returns
     -------

@@ -10,10 +10,12 @@
 //! index, the seed always in its own group. Groups have k records except the last (≤ 2k−1).
 //!
 //! Cost: n/(2k) rounds of at most three passes over the remaining records, O(n²·d/k) time,
-//! O(n·d) memory.
+//! O(n·d) memory. In low d the passes become k-d tree queries (`spatial.rs`, option
+//! `spatial_index`), about O(n log n) on spread-out data, with the same partition.
 
 use super::norm_order::NormOrder;
 use super::remaining::Remaining;
+use super::spatial::IndexChoice;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
 use crate::kernels::{Metric, Selection};
@@ -41,6 +43,11 @@ pub struct MdavOptions {
     /// clustered data (Census resampled), where a search that the bound does not stop
     /// soon gives up and the streaming scan takes over.
     pub norm_pruning: bool,
+    /// microagg's addition (issue #15): answer the round's farthest and nearest queries
+    /// from a k-d tree of the remaining records with deletions (`spatial.rs`); exact, the
+    /// same partition as the scans. `Auto` uses it on complete data for d ≤ 5 and
+    /// n ≥ 20 000, d ≤ 8 and n ≥ 100 000, where it is faster: see `bench-results/mdav_lowd.md`.
+    pub spatial_index: IndexChoice,
 }
 
 impl Default for MdavOptions {
@@ -51,6 +58,7 @@ impl Default for MdavOptions {
             partial_sort: true,
             centroid_by_subtraction: true,
             norm_pruning: true,
+            spatial_index: IndexChoice::Auto,
         }
     }
 }
@@ -63,6 +71,7 @@ impl MdavOptions {
         partial_sort: false,
         centroid_by_subtraction: false,
         norm_pruning: false,
+        spatial_index: IndexChoice::Off,
     };
 
     fn metric(self) -> Metric {
@@ -83,11 +92,16 @@ pub fn mdav<T: Float>(
     progress: &Progress,
 ) -> Partition {
     let (metric, selection) = (opts.metric(), opts.selection());
+    let indexed = opts.spatial_index.uses(ws.n(), ws.d(), ws.is_masked());
     // Norm pruning bounds the algebraic score, which the partial distance of missing values
-    // is not: masked data scans.
-    let mut order = (opts.norm_pruning && metric == Metric::Algebraic && !ws.is_masked())
-        .then(|| NormOrder::new(&ws));
+    // is not: masked data scans. The spatial index answers that query itself.
+    let mut order =
+        (!indexed && opts.norm_pruning && metric == Metric::Algebraic && !ws.is_masked())
+            .then(|| NormOrder::new(&ws));
     let mut rest = Remaining::new(ws, exec, progress);
+    if indexed {
+        rest.use_spatial_index();
+    }
     let mut extreme = |rest: &Remaining<T>| {
         let c = rest.centroid(opts.centroid_by_subtraction);
         rest.farthest_from_centroid(&c, metric, order.as_mut())
@@ -117,8 +131,8 @@ mod tests {
     use crate::dataset::Scaling;
     use ndarray::{Array2, array};
     use proptest::prelude::*;
-    use rand::SeedableRng;
     use rand::rngs::StdRng;
+    use rand::{RngExt, SeedableRng};
     use rand_distr::{Distribution, StandardNormal};
 
     fn run(x: &Array2<f64>, k: usize, opts: MdavOptions) -> Partition {
@@ -126,13 +140,15 @@ mod tests {
         mdav(ws, k, opts, Exec::SEQUENTIAL, &Progress::new())
     }
 
-    const ALL_MODES: [MdavOptions; 6] = [
+    const ALL_MODES: [MdavOptions; 8] = [
         MdavOptions::TRADITIONAL,
         MdavOptions { algebraic_distance: true, ..MdavOptions::TRADITIONAL },
         MdavOptions { distance_reuse: true, ..MdavOptions::TRADITIONAL },
         MdavOptions { partial_sort: true, ..MdavOptions::TRADITIONAL },
         MdavOptions { centroid_by_subtraction: true, ..MdavOptions::TRADITIONAL },
         MdavOptions { algebraic_distance: true, norm_pruning: true, ..MdavOptions::TRADITIONAL },
+        MdavOptions { spatial_index: IndexChoice::On, ..MdavOptions::TRADITIONAL },
+        MdavOptions { spatial_index: IndexChoice::On, ..MdavOptions::DEFAULT_SCAN },
     ];
 
     #[test]
@@ -167,6 +183,64 @@ mod tests {
         let x = array![[0.0, 1.0], [3.0, 1.0], [7.0, 2.0]];
         assert_eq!(run(&x, 1, MdavOptions::default()).n_groups(), 3);
         assert_eq!(run(&x, 3, MdavOptions::default()).labels(), &[0, 0, 0]);
+    }
+
+    impl MdavOptions {
+        /// The defaults with the scans forced.
+        const DEFAULT_SCAN: MdavOptions = MdavOptions {
+            algebraic_distance: true,
+            distance_reuse: true,
+            partial_sort: true,
+            centroid_by_subtraction: true,
+            norm_pruning: true,
+            spatial_index: IndexChoice::Off,
+        };
+    }
+
+    /// Data of one of four shapes: Gaussian, log-normal, clustered, small integers (many
+    /// exact distance ties).
+    fn shaped(n: usize, d: usize, shape: u8, seed: u64) -> Array2<f64> {
+        let g = gaussian(n, d, seed);
+        let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
+        let centres = gaussian(7, d, seed.wrapping_add(1)) * 20.0;
+        Array2::from_shape_fn((n, d), |(i, j)| match shape {
+            0 => g[[i, j]],
+            1 => g[[i, j]].exp(),
+            2 => centres[[i % 7, j]] + g[[i, j]],
+            _ => rng.random_range(0..5) as f64,
+        })
+    }
+
+    fn labels_of<T: Float>(x: &Array2<f64>, k: usize, opts: MdavOptions) -> Vec<u32> {
+        let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+        mdav(ws, k, opts, Exec::SEQUENTIAL, &Progress::new()).labels().to_vec()
+    }
+
+    /// The index gives the scan's partition bit for bit: both metrics, f32 and f64.
+    fn index_equals_scan(x: &Array2<f64>, k: usize) {
+        for base in [MdavOptions::DEFAULT_SCAN, MdavOptions::TRADITIONAL] {
+            let on = MdavOptions { spatial_index: IndexChoice::On, ..base };
+            assert_eq!(labels_of::<f64>(x, k, on), labels_of::<f64>(x, k, base), "f64 {base:?}");
+            assert_eq!(labels_of::<f32>(x, k, on), labels_of::<f32>(x, k, base), "f32 {base:?}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn spatial_index_gives_the_scan_partition(
+            n in 1usize..3000, d in 1usize..9, k in 2usize..11, shape in 0u8..4, seed: u64,
+        ) {
+            let x = shaped(n.max(k), d, shape, seed);
+            index_equals_scan(&x, k);
+        }
+    }
+
+    #[test]
+    fn spatial_index_gives_the_scan_partition_at_20000() {
+        for (d, shape, k) in [(2, 0, 10), (3, 3, 5), (5, 1, 3), (8, 2, 7)] {
+            index_equals_scan(&shaped(20_000, d, shape, d as u64), k);
+        }
     }
 
     fn gaussian(n: usize, d: usize, seed: u64) -> Array2<f64> {

@@ -16,4 +16,5 @@ pub mod ona;
 pub mod ona_star;
 pub mod optimal;
 pub mod remaining;
+pub mod spatial;
 pub mod vmdav;

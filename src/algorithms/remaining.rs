@@ -11,8 +11,12 @@
 //! record, which a partial distance does not have), and the centroid is the mean of the
 //! observed values per attribute. The choice is made once per scan; complete data runs the
 //! complete kernels unchanged.
+//!
+//! With a [`SpatialIndex`] (exact MDAV in low d, `spatial.rs`) the farthest and nearest
+//! queries ask the index instead of scanning (same answers), and removed records leave it.
 
 use super::norm_order::NormOrder;
+use super::spatial::SpatialIndex;
 use crate::dataset::{WorkingSet, means};
 use crate::float::Float;
 use crate::kernels::{self, Farthest, Metric, Nearest, Pick, Ranked, ScoreVisitor, Selection};
@@ -30,6 +34,8 @@ pub struct Remaining<'a, T> {
     sum: Vec<f64>,
     /// Observed values per attribute among the unassigned records (missing values only).
     counts: Option<Vec<f64>>,
+    /// The unassigned records in a k-d tree, when the caller asked for one.
+    index: Option<SpatialIndex<T>>,
     exec: Exec,
     progress: &'a Progress,
 }
@@ -39,7 +45,28 @@ impl<'a, T: Float> Remaining<'a, T> {
     pub fn new(ws: WorkingSet<T>, exec: Exec, progress: &'a Progress) -> Self {
         let n = ws.n();
         let (sum, counts) = (ws.prefix_sums(n), ws.prefix_counts(n));
-        Remaining { ws, m: n, labels: vec![0; n], n_groups: 0, sum, counts, exec, progress }
+        Remaining {
+            ws,
+            m: n,
+            labels: vec![0; n],
+            n_groups: 0,
+            sum,
+            counts,
+            index: None,
+            exec,
+            progress,
+        }
+    }
+
+    /// Answers the farthest and nearest queries from a spatial index of the unassigned
+    /// records from now on (complete data only; same answers as the scans).
+    pub fn use_spatial_index(&mut self) {
+        debug_assert!(!self.ws.is_masked(), "the spatial index needs complete data");
+        let mut index = SpatialIndex::new(&self.ws);
+        for p in self.m..self.ws.n() {
+            index.remove(self.ws.ids()[p]);
+        }
+        self.index = Some(index);
     }
 
     /// Number of unassigned records.
@@ -85,6 +112,10 @@ impl<'a, T: Float> Remaining<'a, T> {
 
     /// Position of the unassigned record farthest from `reference` (ties to the lowest id).
     pub fn farthest_from(&self, reference: &[T], metric: Metric) -> usize {
+        if let Some(index) = &self.index {
+            let id = index.farthest(reference, metric).expect("no unassigned record");
+            return self.ws.position_of(id);
+        }
         let far: Farthest<T> = self.scan(reference, metric, Farthest::default);
         far.0.map(|p: Pick<T>| p.pos).expect("no unassigned record")
     }
@@ -103,8 +134,8 @@ impl<'a, T: Float> Remaining<'a, T> {
             return (0..2).min_by_key(|&p| self.ws.ids()[p]).expect("two records");
         }
         match order {
-            Some(order) => self.farthest_by_norm_order(Some(order), c),
-            None => self.farthest_from(c, metric),
+            Some(order) if self.index.is_none() => self.farthest_by_norm_order(Some(order), c),
+            _ => self.farthest_from(c, metric),
         }
     }
 
@@ -172,6 +203,14 @@ impl<'a, T: Float> Remaining<'a, T> {
         next_farthest: bool,
     ) -> Option<usize> {
         let reference = self.ws.row(seed);
+        if let Some(index) = &self.index {
+            let near = index.nearest(&reference, metric, size - 1, self.ws.ids()[seed]);
+            let mut members: Vec<usize> = near.into_iter().map(|id| self.position_of(id)).collect();
+            members.push(seed);
+            let label = self.new_label();
+            self.remove_group(&members, None, label);
+            return (next_farthest && self.m > 0).then(|| self.farthest_from(&reference, metric));
+        }
         let far_count = if next_farthest { size } else { 0 };
         let (near, far) = self.scan(&reference, metric, || {
             (Nearest::new(selection, size - 1, seed), Ranked::farthest(far_count, seed))
@@ -225,6 +264,9 @@ impl<'a, T: Float> Remaining<'a, T> {
         for p in tail..self.m {
             self.labels[self.ws.ids()[p] as usize] = label;
             self.ws.subtract_row_from(p, &mut self.sum, self.counts.as_mut());
+            if let Some(index) = &mut self.index {
+                index.remove(self.ws.ids()[p]);
+            }
         }
         self.m = tail;
         self.progress.add(g);

@@ -6,8 +6,10 @@
 //! the child on the query's side first and skips any node whose box lies farther than the
 //! best distance found ([`box_lower_bound`], safe under rounding), so it reports exactly
 //! what [`brute_force`](super::brute_force) reports. [`KdTree::remove`] deletes a point in
-//! O(depth): subtrees with no live point are skipped (boxes are not shrunk, which keeps the
-//! bounds valid). Memory O(n·d).
+//! O(leaf·d + depth·d): subtrees with no live point are skipped and the boxes on the path
+//! shrink to the live points, so bounds stay tight as points go (exact MDAV removes the
+//! records from the outside in, `crate::algorithms::spatial`). Other searches (farthest
+//! point, k nearest under another score) walk the tree through [`BoxSearch`]. Memory O(n·d).
 
 use super::{NearestIndex, Ties, box_lower_bound, squared_distance};
 use crate::float::{Float, order_bits};
@@ -37,6 +39,10 @@ pub struct KdTree<T> {
     nodes: Vec<Node>,
     /// Per node, `dim` lower then `dim` upper box corners.
     boxes: Vec<T>,
+    /// Optional per-point keys in tree order ([`KdTree::set_keys`]), and per node the
+    /// largest key of its live points; both empty without keys.
+    keys: Vec<T>,
+    key_max: Vec<T>,
 }
 
 impl<T: Float> KdTree<T> {
@@ -64,6 +70,8 @@ impl<T: Float> KdTree<T> {
             alive: vec![true; n],
             nodes: Vec::new(),
             boxes: Vec::new(),
+            keys: Vec::new(),
+            key_max: Vec::new(),
         };
         if n > 0 {
             tree.nodes.push(Node { start: 0, end: n as u32, left: 0, live: n as u32 });
@@ -128,22 +136,98 @@ impl<T: Float> KdTree<T> {
         self.alive.get(id as usize).is_some_and(|&a| a)
     }
 
-    /// Removes point `id`; returns false if it was already removed or never stored.
+    /// Removes point `id` and shrinks the boxes on its path to the live points; returns
+    /// false if it was already removed or never stored.
     pub fn remove(&mut self, id: u32) -> bool {
         if !self.contains(id) {
             return false;
         }
         self.alive[id as usize] = false;
         let pos = self.position[id as usize];
+        let mut path = Vec::with_capacity(64);
         let mut node = 0;
         loop {
             self.nodes[node].live -= 1;
+            path.push(node);
             let left = self.nodes[node].left as usize;
             if left == 0 {
-                return true;
+                break;
             }
             node = if pos < self.nodes[left].end { left } else { left + 1 };
         }
+        // A box that does not change leaves every ancestor's box unchanged.
+        for &node in path.iter().rev() {
+            if self.nodes[node].live > 0 && !self.refit(node) {
+                break;
+            }
+        }
+        true
+    }
+
+    /// Attaches a key to every point (`keys_by_id[id]`, e.g. ½‖x‖² for exact MDAV): each node
+    /// then keeps the largest key of its live points, which [`BoxSearch::bound`] receives.
+    pub fn set_keys(&mut self, keys_by_id: &[T]) {
+        assert_eq!(keys_by_id.len(), self.position.len(), "one key per point");
+        self.keys = self.ids.iter().map(|&id| keys_by_id[id as usize]).collect();
+        self.key_max = vec![T::neg_infinity(); self.nodes.len()];
+        // Children come after their parent: fit from the last node back.
+        for node in (0..self.nodes.len()).rev() {
+            self.key_max[node] = self.live_key_max(node);
+        }
+    }
+
+    /// The largest key of the live points of `node` (−∞ if none), from its points or from
+    /// its children's maxima.
+    fn live_key_max(&self, node: usize) -> T {
+        let n = &self.nodes[node];
+        let larger = |a: T, b: T| if b > a { b } else { a };
+        if n.left == 0 {
+            (n.start as usize..n.end as usize)
+                .filter(|&pos| self.alive[self.ids[pos] as usize])
+                .fold(T::neg_infinity(), |m, pos| larger(m, self.keys[pos]))
+        } else {
+            let children = [n.left as usize, n.left as usize + 1];
+            let live = children.into_iter().filter(|&c| self.nodes[c].live > 0);
+            live.fold(T::neg_infinity(), |m, c| larger(m, self.key_max[c]))
+        }
+    }
+
+    /// Recomputes the box (and key maximum) of a node with live points from its live points
+    /// (a leaf) or its children's; returns whether it changed.
+    fn refit(&mut self, node: usize) -> bool {
+        let key_changed = !self.keys.is_empty() && {
+            let m = self.live_key_max(node);
+            std::mem::replace(&mut self.key_max[node], m) != m
+        };
+        let (d, n) = (self.dim, &self.nodes[node]);
+        let mut lo = vec![T::infinity(); d];
+        let mut hi = vec![T::neg_infinity(); d];
+        let mut widen = |l: &[T], h: &[T]| {
+            for j in 0..d {
+                lo[j] = if l[j] < lo[j] { l[j] } else { lo[j] };
+                hi[j] = if h[j] > hi[j] { h[j] } else { hi[j] };
+            }
+        };
+        if n.left == 0 {
+            for pos in n.start as usize..n.end as usize {
+                if self.alive[self.ids[pos] as usize] {
+                    let p = &self.coords[pos * d..(pos + 1) * d];
+                    widen(p, p);
+                }
+            }
+        } else {
+            for child in [n.left as usize, n.left as usize + 1] {
+                if self.nodes[child].live > 0 {
+                    let (l, h) = self.node_box(child);
+                    widen(l, h);
+                }
+            }
+        }
+        let b = &mut self.boxes[2 * d * node..2 * d * (node + 1)];
+        let changed = b[..d] != lo[..] || b[d..] != hi[..];
+        b[..d].copy_from_slice(&lo);
+        b[d..].copy_from_slice(&hi);
+        changed || key_changed
     }
 
     /// The leaves in tree order, each as (ids, row-major coordinates): spatially coherent
@@ -161,32 +245,93 @@ impl<T: Float> KdTree<T> {
         b.split_at(self.dim)
     }
 
-    /// Depth-first search of the subtree `node`, the query's side first.
-    fn visit(&self, node: usize, query: &[T], ties: &mut Ties<T>) {
+    /// Runs `search` over the live points: depth first, the more promising child first,
+    /// skipping every subtree whose box `search` rules out (asked again just before the
+    /// second child, as the search may have tightened meanwhile).
+    pub fn walk<S: BoxSearch<T>>(&self, search: &mut S) {
+        if let Some(bound) = self.bound(0, search) {
+            if search.worth(bound) {
+                self.walk_node(0, search);
+            }
+        }
+    }
+
+    /// The search's bound for `node`'s box; `None` when it has no live point.
+    #[inline]
+    fn bound<S: BoxSearch<T>>(&self, node: usize, search: &S) -> Option<f64> {
+        let live = self.nodes.get(node).is_some_and(|n| n.live > 0);
+        let key = self.key_max.get(node).copied();
+        live.then(|| self.node_box(node)).map(|(lo, hi)| search.bound(lo, hi, key))
+    }
+
+    fn walk_node<S: BoxSearch<T>>(&self, node: usize, search: &mut S) {
         let n = &self.nodes[node];
-        if n.live == 0 {
-            return;
-        }
-        let (lo, hi) = self.node_box(node);
-        if box_lower_bound(query, lo, hi) > ties.best() {
-            return;
-        }
         if n.left == 0 {
             let d = self.dim;
             for pos in n.start as usize..n.end as usize {
                 let id = self.ids[pos];
                 if self.alive[id as usize] {
-                    ties.offer(id, squared_distance(query, &self.coords[pos * d..(pos + 1) * d]));
+                    search.offer(pos, id, &self.coords[pos * d..(pos + 1) * d]);
                 }
             }
             return;
         }
         let left = n.left as usize;
-        let (a, b) = (self.node_box(left), self.node_box(left + 1));
-        let near_left = box_lower_bound(query, a.0, a.1) <= box_lower_bound(query, b.0, b.1);
-        let (first, second) = if near_left { (left, left + 1) } else { (left + 1, left) };
-        self.visit(first, query, ties);
-        self.visit(second, query, ties);
+        let (a, b) = (self.bound(left, search), self.bound(left + 1, search));
+        let children = match (a, b) {
+            (Some(a), Some(b)) if b > a => [(left + 1, b), (left, a)],
+            (Some(a), Some(b)) => [(left, a), (left + 1, b)],
+            (Some(a), None) => [(left, a), (left, f64::NEG_INFINITY)],
+            (None, Some(b)) => [(left + 1, b), (left + 1, f64::NEG_INFINITY)],
+            (None, None) => return,
+        };
+        let mut done = usize::MAX;
+        for (child, bound) in children {
+            if child != done && search.worth(bound) {
+                self.walk_node(child, search);
+            }
+            done = child;
+        }
+    }
+
+    /// Ids of the points in tree order (position `pos` of [`BoxSearch::offer`]).
+    pub fn ids_in_tree_order(&self) -> &[u32] {
+        &self.ids
+    }
+}
+
+/// A search over the live points of a [`KdTree`], pruned by boxes ([`KdTree::walk`]).
+pub trait BoxSearch<T> {
+    /// How promising the subtree with box `[lo, hi]` (and largest live key `key_max`, with
+    /// keys) is (larger: visited first): a bound of what its points can offer, safe under
+    /// rounding.
+    fn bound(&self, lo: &[T], hi: &[T], key_max: Option<T>) -> f64;
+    /// Whether a subtree of this bound may still change the answer (true for NaN).
+    fn worth(&self, bound: f64) -> bool;
+    /// Sees a live point: its position in tree order, id and coordinates.
+    fn offer(&mut self, pos: usize, id: u32, coords: &[T]);
+}
+
+/// The nearest points by [`squared_distance`] (the [`NearestIndex`] search).
+struct NearestSearch<'a, T> {
+    query: &'a [T],
+    ties: &'a mut Ties<T>,
+}
+
+impl<T: Float> BoxSearch<T> for NearestSearch<'_, T> {
+    #[inline]
+    fn bound(&self, lo: &[T], hi: &[T], _: Option<T>) -> f64 {
+        -box_lower_bound(self.query, lo, hi).as_f64()
+    }
+
+    #[inline]
+    fn worth(&self, bound: f64) -> bool {
+        -bound <= self.ties.best().as_f64()
+    }
+
+    #[inline]
+    fn offer(&mut self, _: usize, id: u32, coords: &[T]) {
+        self.ties.offer(id, squared_distance(self.query, coords));
     }
 }
 
@@ -201,9 +346,7 @@ impl<T: Float> NearestIndex<T> for KdTree<T> {
 
     fn search(&self, query: &[T], ties: &mut Ties<T>) {
         debug_assert_eq!(query.len(), self.dim);
-        if !self.nodes.is_empty() {
-            self.visit(0, query, ties);
-        }
+        self.walk(&mut NearestSearch { query, ties });
     }
 }
 
