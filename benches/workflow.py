@@ -18,11 +18,45 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import threading
+import time
+from typing import Any, Callable
 
 import numpy as np
 from bench_common import timed, write
 
 import microagg as ma
+
+
+def thread_cpu(fn: Callable[[], Any]) -> list[float]:
+    """CPU seconds each thread of this process spent while ``fn`` ran (Linux /proc; the pool's
+    threads end with the call, so they are sampled while it runs). On a machine whose other
+    cores are busy, this shows how the work was split when the wall time cannot."""
+    def per_thread() -> dict[str, float]:
+        out = {}
+        for t in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{t}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            out[t] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return out
+
+    start, seen, done = per_thread(), {}, threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            for t, v in per_thread().items():
+                seen[t] = max(seen.get(t, 0.0), v)
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    fn()
+    done.set()
+    sampler.join()
+    return sorted((v - start.get(t, 0.0) for t, v in seen.items() if v - start.get(t, 0.0) > 0.05), reverse=True)
 
 
 def main() -> None:
@@ -63,6 +97,13 @@ def main() -> None:
         same = bool(np.array_equal(res.labels, base.labels))
         lines.append(f"| stratified | {t} | {sec:.3f} | {base_time / sec:.2f}x | {100 * res.information_loss:.4f} | {same} |")
         print(lines[-1], flush=True)
+    if os.path.isdir("/proc/self/task"):
+        for t in args.threads[1:]:
+            split = thread_cpu(lambda: ma.microaggregate(X, args.k, "mdav", by=by, n_jobs=t))
+            lines += ["", f"CPU seconds per thread, stratified run on {t} threads (the calling thread included, "
+                      f"sampled every 20 ms): {', '.join(f'{c:.2f}' for c in split)}."]
+            print(lines[-1], flush=True)
+        lines += [""]
     for t in args.threads:
         sec, res = timed(lambda: ma.microaggregate(X, args.k, "mdav", n_jobs=t), 1)
         lines.append(f"| unstratified, same {n:,} records | {t} | {sec:.3f} | {base_time / sec:.2f}x | {100 * res.information_loss:.4f} | - |")
