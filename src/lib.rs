@@ -51,9 +51,7 @@ mod python;
 pub use error::{Error, Result};
 pub use float::Float;
 pub use method::{METHODS, Method, ParamValue};
-pub use microaggregate::{
-    Options, Outcome, evaluate, evaluate_missing, microaggregate, microaggregate_with,
-};
+pub use microaggregate::{Options, Outcome, evaluate, microaggregate, microaggregate_with};
 pub use missing::Missing;
 pub use parallel::Parallelism;
 pub use partition::{Evaluation, Partition};

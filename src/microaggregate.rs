@@ -292,25 +292,20 @@ fn on_working_set<T: Float>(
     }
 }
 
-/// SSE, SST and centroids of `x` grouped by `labels` (for `information_loss(X, labels)`).
+/// SSE, SST and centroids of `x` grouped by `labels` (for `information_loss(X, labels)`);
+/// with `allow_missing`, NaN cells are accepted and left out (observed cells only, DESIGN §8;
+/// ±∞ is always refused).
 pub fn evaluate<S: Float>(
     x: ArrayView2<S>,
     labels: Vec<u32>,
     standardize: bool,
+    allow_missing: bool,
 ) -> Result<Evaluation> {
-    validate(x)?;
-    let partition = Partition::from_labels(labels)?;
-    Evaluation::new(x, &partition, &Scaling::fit(x, standardize))
-}
-
-/// [`evaluate`] for data that may have missing values (NaN; ±∞ is still refused): centroids,
-/// SSE and SST on the observed cells ([`Evaluation::weighted`]).
-pub fn evaluate_missing<S: Float>(
-    x: ArrayView2<S>,
-    labels: Vec<u32>,
-    standardize: bool,
-) -> Result<Evaluation> {
-    validate_missing(x)?;
+    if allow_missing {
+        validate_missing(x)?;
+    } else {
+        validate(x)?;
+    }
     let partition = Partition::from_labels(labels)?;
     Evaluation::new(x, &partition, &Scaling::fit(x, standardize))
 }

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::float::Float;
 use crate::incremental::{Incremental, IncrementalOptions, Strategy, critical_head_start, plan};
 use crate::method::{METHODS, Method, ParamValue};
-use crate::microaggregate::{Options, Outcome, evaluate, evaluate_missing, microaggregate_with};
+use crate::microaggregate::{Options, Outcome, evaluate, microaggregate_with};
 use crate::missing::Missing;
 use crate::parallel::Parallelism;
 use crate::partition::Evaluation;
@@ -201,20 +201,6 @@ fn microaggregate_array<'py>(
     Ok((labels.into_pyarray(py), n_groups, centroids, sse, sst, released, merges))
 }
 
-/// [`evaluate`], or [`evaluate_missing`] when missing values are `observed` (allowed).
-fn evaluate_any<S: Float>(
-    x: ndarray::ArrayView2<'_, S>,
-    labels: Vec<u32>,
-    standardize: bool,
-    observed: bool,
-) -> Result<Evaluation, Error> {
-    if observed {
-        evaluate_missing(x, labels, standardize)
-    } else {
-        evaluate(x, labels, standardize)
-    }
-}
-
 /// Centroids, SSE and SST of `x` grouped by `labels` (0..g−1, every group used).
 #[pyfunction]
 #[pyo3(signature = (x, labels, *, standardize, missing="error"))]
@@ -230,11 +216,11 @@ fn evaluate_labels<'py>(
     let e = match &x {
         Data::F64(a) => {
             let v = a.as_array();
-            run_detached(py, || evaluate_any(v, labels, standardize, observed))
+            run_detached(py, || evaluate(v, labels, standardize, observed))
         }
         Data::F32(a) => {
             let v = a.as_array();
-            run_detached(py, || evaluate_any(v, labels, standardize, observed))
+            run_detached(py, || evaluate(v, labels, standardize, observed))
         }
     }?;
     Ok(evaluation_to_py(py, e))
