@@ -43,6 +43,8 @@ pub struct KdTree<T> {
     /// largest key of its live points; both empty without keys.
     keys: Vec<T>,
     key_max: Vec<T>,
+    /// Reused buffer of [`KdTree::refit`].
+    scratch: Vec<T>,
 }
 
 impl<T: Float> KdTree<T> {
@@ -72,6 +74,7 @@ impl<T: Float> KdTree<T> {
             boxes: Vec::new(),
             keys: Vec::new(),
             key_max: Vec::new(),
+            scratch: Vec::new(),
         };
         if n > 0 {
             tree.nodes.push(Node { start: 0, end: n as u32, left: 0, live: n as u32 });
@@ -144,11 +147,13 @@ impl<T: Float> KdTree<T> {
         }
         self.alive[id as usize] = false;
         let pos = self.position[id as usize];
-        let mut path = Vec::with_capacity(64);
+        // Median splits: depth ≤ log2(2^32) + 1 levels.
+        let (mut path, mut depth) = ([0usize; 40], 0);
         let mut node = 0;
         loop {
             self.nodes[node].live -= 1;
-            path.push(node);
+            path[depth] = node;
+            depth += 1;
             let left = self.nodes[node].left as usize;
             if left == 0 {
                 break;
@@ -156,7 +161,7 @@ impl<T: Float> KdTree<T> {
             node = if pos < self.nodes[left].end { left } else { left + 1 };
         }
         // A box that does not change leaves every ancestor's box unchanged.
-        for &node in path.iter().rev() {
+        for &node in path[..depth].iter().rev() {
             if self.nodes[node].live > 0 && !self.refit(node) {
                 break;
             }
@@ -200,8 +205,12 @@ impl<T: Float> KdTree<T> {
             std::mem::replace(&mut self.key_max[node], m) != m
         };
         let (d, n) = (self.dim, &self.nodes[node]);
-        let mut lo = vec![T::infinity(); d];
-        let mut hi = vec![T::neg_infinity(); d];
+        // The box is rebuilt in a reused buffer: removals are frequent (exact MDAV: n).
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        scratch.resize(d, T::infinity());
+        scratch.resize(2 * d, T::neg_infinity());
+        let (lo, hi) = scratch.split_at_mut(d);
         let mut widen = |l: &[T], h: &[T]| {
             for j in 0..d {
                 lo[j] = if l[j] < lo[j] { l[j] } else { lo[j] };
@@ -224,9 +233,9 @@ impl<T: Float> KdTree<T> {
             }
         }
         let b = &mut self.boxes[2 * d * node..2 * d * (node + 1)];
-        let changed = b[..d] != lo[..] || b[d..] != hi[..];
-        b[..d].copy_from_slice(&lo);
-        b[d..].copy_from_slice(&hi);
+        let changed = b[..] != scratch[..];
+        b.copy_from_slice(&scratch);
+        self.scratch = scratch;
         changed || key_changed
     }
 
