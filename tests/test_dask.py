@@ -27,6 +27,7 @@ import dask  # noqa: E402
 import microagg._dask_plan as plan_module  # noqa: E402
 import microagg.dask as mdask  # noqa: E402
 from microagg._parts import group_part, shared_scale  # noqa: E402
+from conftest import reference_parts  # noqa: E402
 
 QI = ["a", "b", "c"]
 
@@ -58,34 +59,6 @@ def frame(n: int, seed: int = 0, missing: bool = False) -> pd.DataFrame:
     return df
 
 
-def reference_parts(x: np.ndarray, strata: np.ndarray, max_part: int) -> list[np.ndarray]:
-    """Mondrian-V parts by the rule of src/workflow/parts.rs, strata in sorted order."""
-    mean = np.nanmean(x, axis=0)
-    sd = np.sqrt(np.nanmean((x - mean) ** 2, axis=0))
-    z = (x - mean) / np.where(sd > 0, sd, 1.0)
-    out: list[np.ndarray] = []
-
-    def cut(ids: np.ndarray) -> None:
-        if len(ids) <= max_part:
-            out.append(np.sort(ids))
-            return
-        scores = []
-        for j in range(z.shape[1]):
-            v = z[ids, j]
-            v = v[~np.isnan(v)]
-            scores.append(float(((v - v.mean()) ** 2).sum()) if len(v) else 0.0)
-        best = max(max(scores), 0.0)
-        j = next(i for i, s in enumerate(scores) if s >= best * (1 - 1e-9))
-        v = z[ids, j]
-        order = ids[np.lexsort((ids, np.nan_to_num(v, nan=0.0), np.isnan(v)))]
-        cut(order[: len(ids) // 2])
-        cut(order[len(ids) // 2 :])
-
-    for s in np.unique(strata):
-        cut(np.flatnonzero(strata == s))
-    return out
-
-
 def dask_parts(ddf: Any, max_part: int, by: list[str], allow_missing: bool = False) -> list[np.ndarray]:
     """The parts of the distributed planner (run from this process), as row-id lists."""
     spec = plan_module.Spec(QI, by, 3, max_part, True, allow_missing)
@@ -108,7 +81,7 @@ def test_planner_parts_equal_the_reference(client: Any, monkeypatch: pytest.Monk
     monkeypatch.setattr(plan_module, "SAMPLES", 12)
     df = frame(3000, seed=max_part)
     strata = df["region"].to_numpy() if by else np.zeros(len(df))
-    expected = reference_parts(df[QI].to_numpy(np.float64), strata, max_part)
+    expected = reference_parts(df[QI].to_numpy(np.float64), max_part, strata)
     found = dask_parts(dd.from_pandas(df, npartitions=5), max_part, by)
     assert all(len(p) <= max_part for p in found)
     assert same_parts(found, expected)
@@ -116,7 +89,7 @@ def test_planner_parts_equal_the_reference(client: Any, monkeypatch: pytest.Monk
 
 def test_planner_puts_missing_values_last(client: Any) -> None:
     df = frame(2000, seed=3, missing=True)
-    expected = reference_parts(df[QI].to_numpy(np.float64), np.zeros(len(df)), 100)
+    expected = reference_parts(df[QI].to_numpy(np.float64), 100)
     assert same_parts(dask_parts(dd.from_pandas(df, npartitions=3), 100, [], allow_missing=True), expected)
 
 
@@ -127,7 +100,7 @@ def reference_release(df: pd.DataFrame, k: int, max_part: int, by: list[str]) ->
     sd = shared_scale(x.std(axis=0))
     labels, released = np.empty(len(df), np.int64), np.empty_like(x)
     offset = 0
-    for part in reference_parts(x, strata, max_part):
+    for part in reference_parts(x, max_part, strata):
         labels[part], released[part] = group_part(x[part], k, "mdav", scale=sd, label_offset=offset)
         offset += len(part)
     return labels, released

@@ -12,33 +12,7 @@ import microagg as ma
 from microagg._parts import shared_scale
 from microagg.cli import main
 
-
-def reference_parts(x: np.ndarray, max_part: int, strata: np.ndarray | None = None) -> list[np.ndarray]:
-    """DESIGN §10's cuts, written directly: global standardization, the attribute of largest
-    sum of squared deviations (first within 1e-9), stable sort by (value, row), NaN last."""
-    mean = np.nanmean(x, axis=0)
-    sd = np.nanstd(x, axis=0)
-    z = (x - mean) / np.where(sd > 0, sd, 1.0)
-    parts: list[np.ndarray] = []
-
-    def cut(ids: np.ndarray) -> None:
-        if len(ids) <= max_part:
-            parts.append(np.sort(ids))
-            return
-        sub = z[ids]
-        dev = sub - np.nanmean(sub, axis=0)
-        scores = np.nansum(dev * dev, axis=0)
-        j = int(np.argmax(scores >= scores.max() * (1 - 1e-9)))
-        key = np.where(np.isnan(sub[:, j]), np.inf, sub[:, j])
-        order = ids[np.lexsort((ids, np.isnan(sub[:, j]), key))]
-        half = len(ids) // 2
-        cut(order[:half])
-        cut(order[half:])
-
-    units = [np.arange(len(x))] if strata is None else [np.flatnonzero(strata == s) for s in np.unique(strata)]
-    for ids in units:
-        cut(ids)
-    return parts
+from conftest import reference_parts
 
 
 @pytest.mark.parametrize("method", ["mdav", "ona-star", "md", "mondrian-v", "cbfs"])
@@ -143,3 +117,4 @@ def test_cli_max_part(tmp_path: Path) -> None:
     got = np.loadtxt(out, delimiter=",", skiprows=1)
     assert np.array_equal(got, ma.microaggregate(np.loadtxt(src, delimiter=",", skiprows=1), 3, max_part=50).aggregated)
     assert main(["anonymize", str(src), "-k", "3", "--max-part", "5", "-o", str(out)]) == 2
+    assert main(["anonymize", str(src), "-k", "3", "--scheduler", "tcp://x:1", "-o", str(out)]) == 2

@@ -16,8 +16,8 @@ from typing import Any, Iterator, Optional
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Adds ``--engine``, ``--scheduler`` and (unless the local engine has them already)
-    ``--max-part`` and ``--by`` to the ``anonymize`` parser."""
+    """Adds ``--engine`` and ``--scheduler`` to the ``anonymize`` parser (``--by`` and
+    ``--max-part`` are the local engine's own, read by both engines)."""
     parser.add_argument(
         "--engine", choices=["local", "dask"], default="local",
         help="local (default) or dask: Parquet file or directory in, Parquet directory out, on a Dask cluster",
@@ -26,34 +26,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--scheduler", metavar="ADDRESS",
         help="with --engine dask: address of a Dask scheduler (default: a LocalCluster on this machine)",
     )
-    added = [
-        flag
-        for flag, kwargs in (
-            ("--max-part", dict(type=int, default=None, metavar="N",
-                                help="cut into parts of at most N records first (dask engine default: 100000)")),
-            ("--by", dict(metavar="COLUMNS", help="comma-separated strata columns: no group crosses a stratum")),
-        )
-        if _add_if_absent(parser, flag, **kwargs)
-    ]
-    parser.set_defaults(dask_only_flags=added)
-
-
-def _add_if_absent(parser: argparse.ArgumentParser, flag: str, **kwargs: Any) -> bool:
-    """Adds ``flag``; False when the parser has it already (the local engine's own)."""
-    try:
-        parser.add_argument(flag, **kwargs)
-    except argparse.ArgumentError:
-        return False
-    return True
 
 
 def check_local(args: argparse.Namespace) -> None:
-    """Refuses, on the local engine, the flags only this engine reads."""
+    """Refuses, on the local engine, the flag only the Dask engine reads."""
     from .cli import CliError
 
-    for flag in args.dask_only_flags:
-        if getattr(args, flag.lstrip("-").replace("-", "_")) is not None:
-            raise CliError(f"{flag} needs --engine dask in this version")
+    if args.scheduler is not None:
+        raise CliError("--scheduler needs --engine dask")
 
 
 def _names(text: Optional[str]) -> Optional[list[str]]:
