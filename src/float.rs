@@ -14,6 +14,8 @@ pub trait Float: NdFloat + Send + Sync + Default {
     fn from_f64_lossy(x: f64) -> Self;
     /// Widens to f64 (exact).
     fn as_f64(self) -> f64;
+    /// Converts a small integer (exact; the compact copy's codes).
+    fn from_i8(v: i8) -> Self;
 }
 
 impl Float for f32 {
@@ -26,6 +28,10 @@ impl Float for f32 {
     fn as_f64(self) -> f64 {
         self as f64
     }
+    #[inline(always)]
+    fn from_i8(v: i8) -> Self {
+        v as f32
+    }
 }
 
 impl Float for f64 {
@@ -37,6 +43,10 @@ impl Float for f64 {
     #[inline(always)]
     fn as_f64(self) -> f64 {
         self
+    }
+    #[inline(always)]
+    fn from_i8(v: i8) -> Self {
+        v as f64
     }
 }
 

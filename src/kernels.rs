@@ -247,6 +247,16 @@ impl<T: Float> Pick<T> {
     }
 }
 
+/// A selection that also takes single records with their exact scores (the re-check of
+/// candidates found by an approximate pass, `algorithms/compact.rs`) and says what it keeps.
+pub trait Offer<T> {
+    /// Takes one record (never an excluded position).
+    fn offer(&mut self, pick: Pick<T>);
+    /// What it keeps: how many records, whether the farthest (else the nearest), and the
+    /// positions it skips.
+    fn wants(&self) -> (usize, bool, Exclude);
+}
+
 /// Largest value of a slice (8 independent lanes so it vectorizes to max instructions).
 #[inline(always)]
 fn max_value<T: Float>(values: &[T]) -> T {
@@ -308,6 +318,16 @@ impl<T: Float> ScoreVisitor<T> for Farthest<T> {
     }
 }
 
+impl<T: Float> Offer<T> for Farthest<T> {
+    fn offer(&mut self, pick: Pick<T>) {
+        self.0 = Some(self.0.map_or(pick, |q| q.farther(pick)));
+    }
+
+    fn wants(&self) -> (usize, bool, Exclude) {
+        (1, true, Exclude::NONE)
+    }
+}
+
 /// A selection key: (signed score, original id, position). Keys are totally ordered by
 /// score then id; ids are unique, so every selection is independent of memory order.
 type Key<T> = (T, u32, u32);
@@ -322,8 +342,12 @@ fn key_cmp<T: Float>(a: &Key<T>, b: &Key<T>) -> Ordering {
 pub struct Exclude([usize; 2]);
 
 impl Exclude {
+    /// Nothing excluded.
+    pub const NONE: Exclude = Exclude([usize::MAX; 2]);
+
+    /// Whether position `pos` is excluded.
     #[inline(always)]
-    fn contains(self, pos: usize) -> bool {
+    pub fn contains(self, pos: usize) -> bool {
         self.0[0] == pos || self.0[1] == pos
     }
 }
@@ -382,7 +406,7 @@ impl<T: Float> Ranked<T> {
     }
 
     #[inline(never)]
-    fn offer(&mut self, key: Key<T>) {
+    fn push_key(&mut self, key: Key<T>) {
         if let Some(t) = self.threshold {
             if key_cmp(&key, &t) != Ordering::Less {
                 return;
@@ -427,16 +451,28 @@ impl<T: Float> ScoreVisitor<T> for Ranked<T> {
         for (i, &v) in scores.iter().enumerate() {
             let pos = offset + i;
             if !self.exclude.contains(pos) {
-                self.offer((sign * v, ids[pos], pos as u32));
+                self.push_key((sign * v, ids[pos], pos as u32));
             }
         }
     }
 
     fn merge(mut self, other: Self) -> Self {
         for k in other.keys {
-            self.offer(k);
+            self.push_key(k);
         }
         self
+    }
+}
+
+impl<T: Float> Offer<T> for Ranked<T> {
+    fn offer(&mut self, p: Pick<T>) {
+        if self.count > 0 {
+            self.push_key((self.sign * p.score, p.id, p.pos as u32));
+        }
+    }
+
+    fn wants(&self) -> (usize, bool, Exclude) {
+        (self.count, self.sign < T::zero(), self.exclude)
     }
 }
 
@@ -476,6 +512,16 @@ impl<T: Float> ScoreVisitor<T> for SortedNearest<T> {
     fn merge(mut self, other: Self) -> Self {
         self.keys.extend(other.keys);
         self
+    }
+}
+
+impl<T: Float> Offer<T> for SortedNearest<T> {
+    fn offer(&mut self, p: Pick<T>) {
+        self.keys.push((p.score, p.id, p.pos as u32));
+    }
+
+    fn wants(&self) -> (usize, bool, Exclude) {
+        (self.count, false, self.exclude)
     }
 }
 
@@ -521,6 +567,22 @@ impl<T: Float> ScoreVisitor<T> for Nearest<T> {
             (Nearest::Partial(a), Nearest::Partial(b)) => Nearest::Partial(a.merge(b)),
             (Nearest::Sorted(a), Nearest::Sorted(b)) => Nearest::Sorted(a.merge(b)),
             _ => unreachable!("chunks of one scan use one selection strategy"),
+        }
+    }
+}
+
+impl<T: Float> Offer<T> for Nearest<T> {
+    fn offer(&mut self, pick: Pick<T>) {
+        match self {
+            Nearest::Partial(r) => r.offer(pick),
+            Nearest::Sorted(s) => s.offer(pick),
+        }
+    }
+
+    fn wants(&self) -> (usize, bool, Exclude) {
+        match self {
+            Nearest::Partial(r) => r.wants(),
+            Nearest::Sorted(s) => s.wants(),
         }
     }
 }

@@ -118,6 +118,7 @@ const MDAV_PARAMS: &[&str] = &[
     "centroid_by_subtraction",
     "norm_pruning",
     "spatial_index",
+    "compact_scan",
 ];
 
 /// Typed access to the parameters a caller passed (the last value of a name wins).
@@ -134,6 +135,15 @@ impl Params<'_> {
             Some(ParamValue::Bool(b)) => Ok(b),
             Some(v) => Err(type_error(name, "bool", v)),
         }
+    }
+
+    /// An on/off switch whose absence means "automatic".
+    fn choice(&self, name: &str) -> Result<IndexChoice> {
+        Ok(match self.get(name) {
+            None => IndexChoice::Auto,
+            Some(_) if self.flag(name, true)? => IndexChoice::On,
+            Some(_) => IndexChoice::Off,
+        })
     }
 
     fn real(&self, name: &str, default: f64, lo: f64, hi: f64) -> Result<f64> {
@@ -185,11 +195,8 @@ impl Method {
                 partial_sort: p.flag("partial_sort", true)?,
                 centroid_by_subtraction: p.flag("centroid_by_subtraction", true)?,
                 norm_pruning: p.flag("norm_pruning", true)?,
-                spatial_index: match p.get("spatial_index") {
-                    None => IndexChoice::Auto,
-                    Some(_) if p.flag("spatial_index", true)? => IndexChoice::On,
-                    Some(_) => IndexChoice::Off,
-                },
+                spatial_index: p.choice("spatial_index")?,
+                compact_scan: p.choice("compact_scan")?,
             }),
             "mdav-star" => Method::MdavStar { plus: false },
             "mdav-star-plus" => Method::MdavStar { plus: true },

@@ -201,7 +201,11 @@ def microaggregate(
         (bool; unset = automatic: on without missing values for at most 5 attributes and at
         least 20 000 records, or at most 8 and at least 100 000) answers each round's farthest/nearest queries from a k-d
         tree with deletions instead of full passes: the same partition, about n log n in
-        low dimension.
+        low dimension. ``compact_scan`` (bool; unset = automatic: on without missing values
+        from 20 000 records where the k-d tree is not used) makes each pass read an int8
+        copy of the records (a quarter of the bytes of float32) and re-check the few
+        records that could be selected with the exact scores: the same partition, 2-3x
+        faster in high dimension.
 
     Returns
     -------

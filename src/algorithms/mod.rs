@@ -4,6 +4,7 @@ pub mod cbfs;
 pub mod centroid_index;
 pub mod clustering;
 pub mod clusters;
+pub mod compact;
 mod cut_direction;
 pub mod md;
 pub mod mdav;

@@ -14,12 +14,15 @@
 //!
 //! With a [`SpatialIndex`] (exact MDAV in low d, `spatial.rs`) the farthest and nearest
 //! queries ask the index instead of scanning (same answers), and removed records leave it.
+//! With a [`CompactCopy`] (high d, `compact.rs`) every algebraic scan reads the int8 copy
+//! and re-checks its few candidates exactly (same answers).
 
+use super::compact::{CompactCopy, Recheck};
 use super::norm_order::NormOrder;
 use super::spatial::SpatialIndex;
 use crate::dataset::{WorkingSet, means};
 use crate::float::Float;
-use crate::kernels::{self, Farthest, Metric, Nearest, Pick, Ranked, ScoreVisitor, Selection};
+use crate::kernels::{self, Farthest, Metric, Nearest, Pick, Ranked, Selection};
 use crate::kernels_masked::Partial;
 use crate::parallel::Exec;
 use crate::partition::Partition;
@@ -36,6 +39,8 @@ pub struct Remaining<'a, T> {
     counts: Option<Vec<f64>>,
     /// The unassigned records in a k-d tree, when the caller asked for one.
     index: Option<SpatialIndex<T>>,
+    /// The unassigned records quantized to int8, when the caller asked for it.
+    compact: Option<CompactCopy<T>>,
     exec: Exec,
     progress: &'a Progress,
 }
@@ -53,6 +58,7 @@ impl<'a, T: Float> Remaining<'a, T> {
             sum,
             counts,
             index: None,
+            compact: None,
             exec,
             progress,
         }
@@ -67,6 +73,13 @@ impl<'a, T: Float> Remaining<'a, T> {
             index.remove(self.ws.ids()[p]);
         }
         self.index = Some(index);
+    }
+
+    /// Scans a compact int8 copy first and re-checks the candidates exactly from now on
+    /// (complete data only; same answers as the exact scans).
+    pub fn use_compact_copy(&mut self) {
+        debug_assert!(!self.ws.is_masked(), "the compact copy needs complete data");
+        self.compact = Some(CompactCopy::new(&self.ws));
     }
 
     /// Number of unassigned records.
@@ -97,7 +110,7 @@ impl<'a, T: Float> Remaining<'a, T> {
         }
     }
 
-    fn scan<V: ScoreVisitor<T>>(
+    fn scan<V: Recheck<T>>(
         &self,
         reference: &[T],
         metric: Metric,
@@ -105,6 +118,18 @@ impl<'a, T: Float> Remaining<'a, T> {
     ) -> V {
         if self.ws.is_masked() {
             kernels::scan_with(self.exec, &self.ws, self.m, &Partial::new(reference), make)
+        } else if let (Some(copy), Metric::Algebraic) = (&self.compact, metric) {
+            let query = copy.query(reference);
+            let bands = make().bands(query.margin());
+            let bands = kernels::scan_with(self.exec, &self.ws, self.m, &query, || bands.clone());
+            let mut exact = make();
+            let ids = self.ws.ids();
+            exact.recheck(bands, &|pos| Pick {
+                score: copy.exact_score(ids[pos], reference),
+                id: ids[pos],
+                pos,
+            });
+            exact
         } else {
             kernels::scan(self.exec, &self.ws, self.m, reference, metric, make)
         }
@@ -257,6 +282,9 @@ impl<'a, T: Float> Remaining<'a, T> {
         let holes = in_tail.iter().enumerate().filter(|(_, t)| !**t).map(|(i, _)| tail + i);
         for (p, h) in outside.into_iter().zip(holes) {
             self.ws.swap(p, h);
+            if let Some(copy) = &mut self.compact {
+                copy.swap(p, h);
+            }
             if track == Some(h) {
                 track = Some(p);
             }
