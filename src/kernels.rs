@@ -600,6 +600,43 @@ impl<T: Float, A: ScoreVisitor<T>, B: ScoreVisitor<T>> ScoreVisitor<T> for (A, B
     }
 }
 
+/// One more reference in the same pass: each block is scored against it by `scorer` (when
+/// there is one) and handed to `inner`, so one read of the data serves two references
+/// (exact MDAV's next-round speculation, `algorithms/mdav.rs`).
+pub struct Also<'a, T, S, V> {
+    ws: &'a WorkingSet<T>,
+    scorer: Option<&'a S>,
+    inner: V,
+}
+
+impl<'a, T, S, V> Also<'a, T, S, V> {
+    /// `inner` fed with the scores of `scorer` (nothing without a scorer).
+    pub fn new(ws: &'a WorkingSet<T>, scorer: Option<&'a S>, inner: V) -> Self {
+        Also { ws, scorer, inner }
+    }
+
+    /// The inner visitor.
+    pub fn into_inner(self) -> V {
+        self.inner
+    }
+}
+
+impl<T: Float, S: BlockScorer<T>, V: ScoreVisitor<T>> ScoreVisitor<T> for Also<'_, T, S, V> {
+    #[inline(always)]
+    fn visit(&mut self, scores: &[T], ids: &[u32], offset: usize) {
+        if let Some(scorer) = self.scorer {
+            let mut buf = [T::zero(); BLOCK];
+            let own = &mut buf[..scores.len()];
+            scorer.fill(self.ws, offset, own);
+            self.inner.visit(own, ids, offset);
+        }
+    }
+
+    fn merge(self, other: Self) -> Self {
+        Also { inner: self.inner.merge(other.inner), ..self }
+    }
+}
+
 /// A visitor that ignores everything (the unused half of a pair).
 impl<T: Float> ScoreVisitor<T> for () {
     #[inline]

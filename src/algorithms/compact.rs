@@ -331,6 +331,15 @@ macro_rules! single_selection {
 }
 single_selection!(Farthest, Ranked, Nearest);
 
+/// No selection (the unused second reference of a pass).
+impl<T: Float> Recheck<T> for () {
+    type Bands = ();
+
+    fn bands(&self, _: f64) {}
+
+    fn recheck(&mut self, _: (), _: &impl Fn(usize) -> Pick<T>) {}
+}
+
 /// Two selections of one pass (F-MDAV §3.2: P's group and the next seed Q).
 impl<T: Float, A: Recheck<T>, B: Recheck<T>> Recheck<T> for (A, B) {
     type Bands = (A::Bands, B::Bands);

@@ -15,7 +15,7 @@
 
 use super::compact::uses_compact;
 use super::norm_order::NormOrder;
-use super::remaining::Remaining;
+use super::remaining::{Prepared, Remaining};
 use super::spatial::IndexChoice;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
@@ -115,21 +115,38 @@ pub fn mdav<T: Float>(
     if compact {
         rest.use_compact_copy();
     }
-    let mut extreme = |rest: &Remaining<T>| {
+    let extreme = |rest: &Remaining<T>, order: Option<&mut NormOrder>| {
         let c = rest.centroid(opts.centroid_by_subtraction);
-        rest.farthest_from_centroid(&c, metric, order.as_mut())
+        rest.farthest_from_centroid(&c, metric, order)
     };
+    // Speculation (issue #15, goal 3): the pass of Q's group also prepares the next round's
+    // P group around a guessed seed, used only if the exact search names the same record.
+    let speculate = !indexed && opts.distance_reuse && order.is_some();
+    let mut prepared: Option<Prepared> = None;
     while rest.len() >= 3 * k {
-        let p = extreme(&rest);
+        let p = extreme(&rest, order.as_mut());
         let p_row = rest.row(p);
-        let q = match rest.take_group(p, k, metric, selection, opts.distance_reuse) {
-            Some(q) => q,
-            None => rest.farthest_from(&p_row, metric),
+        let q = match prepared.take() {
+            Some(ahead) if ahead.seed == rest.id(p) => rest.take_prepared(&ahead, k),
+            _ => rest.take_group(p, k, metric, selection, opts.distance_reuse),
         };
-        rest.take_group(q, k, metric, selection, false);
+        let q = q.unwrap_or_else(|| rest.farthest_from(&p_row, metric));
+        let guess = match order.as_mut() {
+            Some(order) if speculate && rest.len() >= 4 * k => {
+                let c = rest.centroid_without(q, k);
+                rest.guess_farthest_from_centroid(&c, order).filter(|&g| g != q)
+            }
+            _ => None,
+        };
+        match guess {
+            Some(g) => prepared = Some(rest.take_group_preparing(q, g, k, metric, selection)),
+            None => {
+                rest.take_group(q, k, metric, selection, false);
+            }
+        }
     }
     if rest.len() >= 2 * k {
-        let p = extreme(&rest);
+        let p = extreme(&rest, order.as_mut());
         rest.take_group(p, k, metric, selection, false);
     }
     if !rest.is_empty() {
@@ -266,6 +283,25 @@ mod tests {
             n in 1usize..3000, d in 1usize..21, k in 2usize..11, shape in 0u8..4, seed: u64,
         ) {
             compact_equals_scan(&shaped(n.max(k), d, shape, seed), k);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Speculation (the next round's group prepared in the pass of Q's group) needs the
+        /// norm order; without norm pruning every round makes its own passes. Same labels,
+        /// ties included, with and without the compact copy.
+        #[test]
+        fn speculation_gives_the_round_by_round_partition(
+            n in 1usize..3000, d in 1usize..16, k in 2usize..11, shape in 0u8..4, seed: u64,
+            compact: bool,
+        ) {
+            let x = shaped(n.max(k), d, shape, seed);
+            let compact_scan = if compact { IndexChoice::On } else { IndexChoice::Off };
+            let on = MdavOptions { compact_scan, ..MdavOptions::DEFAULT_SCAN };
+            let off = MdavOptions { norm_pruning: false, ..on };
+            prop_assert_eq!(labels_of::<f64>(&x, k, on), labels_of::<f64>(&x, k, off));
+            prop_assert_eq!(labels_of::<f32>(&x, k, on), labels_of::<f32>(&x, k, off));
         }
     }
 

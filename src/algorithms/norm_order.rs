@@ -43,7 +43,7 @@ impl NormOrder {
 
     /// The unassigned record (position `< m`) with the largest ½‖x‖² − ⟨x, c⟩, ties to the
     /// lowest id (`Some(None)` when every record is assigned), or `None` when proving it
-    /// would take more than `budget` visits. After giving up, the next 1, 2, 4, … (up to
+    /// would take more than `budget` visits (`score` as in [`Self::search`]). After giving up, the next 1, 2, 4, … (up to
     /// 1024) searches answer `None` at once, so data where the bound does not bite costs
     /// almost nothing extra; a success resets the back-off.
     pub fn farthest<T: Float>(
@@ -52,11 +52,33 @@ impl NormOrder {
         m: usize,
         c: &[T],
         budget: usize,
+        score: impl Fn(usize, u32) -> T,
     ) -> Option<Option<Pick<T>>> {
         if self.skip > 0 {
             self.skip -= 1;
             return None;
         }
+        let found = self.search(ws, m, c, budget, score);
+        if found.is_none() {
+            self.backoff = (2 * self.backoff).clamp(1, 1024);
+            self.skip = self.backoff;
+        } else {
+            self.backoff = 0;
+        }
+        found
+    }
+
+    /// [`Self::farthest`] without the back-off: one search, `None` past the budget; a
+    /// visited record is scored by `score(position, id)`, which must equal
+    /// `ws.algebraic_score(position, c)` bit for bit (e.g. from a row-major copy).
+    pub fn search<T: Float>(
+        &mut self,
+        ws: &WorkingSet<T>,
+        m: usize,
+        c: &[T],
+        budget: usize,
+        score: impl Fn(usize, u32) -> T,
+    ) -> Option<Option<Pick<T>>> {
         // Relative rounding bound of a d-term score in precision T, with a safety factor.
         let delta = 4.0 * (ws.d() as f64 + 4.0) * T::epsilon().as_f64();
         let c_norm = c.iter().map(|v| v.as_f64() * v.as_f64()).sum::<f64>().sqrt();
@@ -84,21 +106,14 @@ impl NormOrder {
                 (stop, gave_up) = (i, true);
                 break;
             }
-            let pick = Pick { score: ws.algebraic_score(p, c), id, pos: p };
+            let pick = Pick { score: score(p, id), id, pos: p };
             best = Some(best.map_or(pick, |b| b.farther(pick)));
             live.push(id);
         }
         // Keep the visited live ids, in order, right before the unvisited part.
         self.head = stop - live.len();
         self.ids[self.head..stop].copy_from_slice(&live);
-        if gave_up {
-            self.backoff = (2 * self.backoff).clamp(1, 1024);
-            self.skip = self.backoff;
-            None
-        } else {
-            self.backoff = 0;
-            Some(best)
-        }
+        (!gave_up).then_some(best)
     }
 }
 
@@ -117,12 +132,25 @@ mod tests {
         // best score, so proving the answer takes exactly two visits.
         let x = Array2::from_shape_fn((100, 1), |(i, _)| i as f64);
         let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
-        let best = NormOrder::new(&ws).farthest(&ws, 100, &[0.0], 2).unwrap().unwrap();
+        let best = NormOrder::new(&ws)
+            .farthest(&ws, 100, &[0.0], 2, |p, _| ws.algebraic_score(p, &[0.0]))
+            .unwrap()
+            .unwrap();
         assert_eq!(best.id, 0, "tie to the lowest id");
         let mut order = NormOrder::new(&ws);
-        assert_eq!(order.farthest(&ws, 100, &[0.0], 1), None);
-        assert_eq!(order.farthest(&ws, 100, &[0.0], 2), None, "backing off");
-        assert_eq!(order.farthest(&ws, 100, &[0.0], 2).unwrap().unwrap(), best);
+        assert_eq!(order.farthest(&ws, 100, &[0.0], 1, |p, _| ws.algebraic_score(p, &[0.0])), None);
+        assert_eq!(
+            order.farthest(&ws, 100, &[0.0], 2, |p, _| ws.algebraic_score(p, &[0.0])),
+            None,
+            "backing off"
+        );
+        assert_eq!(
+            order
+                .farthest(&ws, 100, &[0.0], 2, |p, _| ws.algebraic_score(p, &[0.0]))
+                .unwrap()
+                .unwrap(),
+            best
+        );
     }
 
     proptest! {
@@ -143,14 +171,14 @@ mod tests {
             let c: Vec<f32> = (0..d).map(|j| (shift * (j as f64 + 1.0) / 3.0) as f32).collect();
             while m > 0 {
                 let full: Farthest<f32> = kernels::scan(Exec::SEQUENTIAL, &ws, m, &c, Metric::Algebraic, Farthest::default);
-                let pruned = order.farthest(&ws, m, &c, usize::MAX).unwrap();
+                let pruned = order.farthest(&ws, m, &c, usize::MAX, |p, _| ws.algebraic_score(p, &c)).unwrap();
                 prop_assert_eq!(pruned, full.0);
                 // A tight budget either proves the same answer or gives up (then backs off).
                 let mut tight = order.clone();
-                if let Some(p) = tight.farthest(&ws, m, &c, 3) {
+                if let Some(p) = tight.farthest(&ws, m, &c, 3, |p, _| ws.algebraic_score(p, &c)) {
                     prop_assert_eq!(p, full.0);
                 } else {
-                    prop_assert_eq!(tight.farthest(&ws, m, &c, usize::MAX), None);
+                    prop_assert_eq!(tight.farthest(&ws, m, &c, usize::MAX, |p, _| ws.algebraic_score(p, &c)), None);
                 }
                 // Remove the winner and a record from the middle, as groups do.
                 let p = pruned.unwrap().pos;
@@ -161,7 +189,7 @@ mod tests {
                     m -= 1;
                 }
             }
-            prop_assert_eq!(order.farthest(&ws, 0, &c, usize::MAX), Some(None));
+            prop_assert_eq!(order.farthest(&ws, 0, &c, usize::MAX, |p, _| ws.algebraic_score(p, &c)), Some(None));
         }
     }
 }

@@ -22,11 +22,24 @@ use super::norm_order::NormOrder;
 use super::spatial::SpatialIndex;
 use crate::dataset::{WorkingSet, means};
 use crate::float::Float;
-use crate::kernels::{self, Farthest, Metric, Nearest, Pick, Ranked, Selection};
+use crate::kernels::{
+    self, Also, BlockScorer, Complete, Farthest, Metric, Nearest, Pick, Ranked, ScoreVisitor,
+    Selection,
+};
 use crate::kernels_masked::Partial;
 use crate::parallel::Exec;
 use crate::partition::Partition;
 use crate::progress::Progress;
+
+/// A group prepared one pass ahead (exact MDAV's speculation, `mdav.rs`): the ids of the
+/// `2·size − 1` records nearest to `seed` and of the `2·size` farthest, in key order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    /// Original id of the prepared seed.
+    pub seed: u32,
+    near: Vec<u32>,
+    far: Vec<u32>,
+}
 
 /// The state shared by prefix-shrinking algorithms.
 pub struct Remaining<'a, T> {
@@ -110,29 +123,75 @@ impl<'a, T: Float> Remaining<'a, T> {
         }
     }
 
+    /// A prediction of the centroid once the group of the record at `p` (`size` records)
+    /// has left: the group's records are taken to sit at `p` (a guess for speculation).
+    pub fn centroid_without(&self, p: usize, size: usize) -> Vec<T> {
+        let row = self.ws.row(p);
+        let left = (self.m - size) as f64;
+        self.sum
+            .iter()
+            .zip(row)
+            .map(|(s, x)| T::from_f64_lossy((s - size as f64 * x.as_f64()) / left))
+            .collect()
+    }
+
     fn scan<V: Recheck<T>>(
         &self,
         reference: &[T],
         metric: Metric,
         make: impl Fn() -> V + Sync,
     ) -> V {
+        self.scan_two(reference, None, metric, make, || ()).0
+    }
+
+    /// One pass over the unassigned records serving `make_a`'s selection against `a` and,
+    /// when `b` is given, `make_b`'s against `b`: the exact kernels, the masked ones with
+    /// missing values, or the compact copy with exact re-checks (same answers).
+    fn scan_two<A: Recheck<T>, B: Recheck<T>>(
+        &self,
+        a: &[T],
+        b: Option<&[T]>,
+        metric: Metric,
+        make_a: impl Fn() -> A + Sync,
+        make_b: impl Fn() -> B + Sync,
+    ) -> (A, B) {
         if self.ws.is_masked() {
-            kernels::scan_with(self.exec, &self.ws, self.m, &Partial::new(reference), make)
+            self.pass(&Partial::new(a), b.map(Partial::new).as_ref(), make_a, make_b)
         } else if let (Some(copy), Metric::Algebraic) = (&self.compact, metric) {
-            let query = copy.query(reference);
-            let bands = make().bands(query.margin());
-            let bands = kernels::scan_with(self.exec, &self.ws, self.m, &query, || bands.clone());
-            let mut exact = make();
+            let (qa, qb) = (copy.query(a), b.map(|b| copy.query(b)));
+            let band_a = make_a().bands(qa.margin());
+            let band_b = make_b().bands(qb.as_ref().map_or(0.0, |q| q.margin()));
+            let (band_a, band_b) =
+                self.pass(&qa, qb.as_ref(), || band_a.clone(), || band_b.clone());
             let ids = self.ws.ids();
-            exact.recheck(bands, &|pos| Pick {
+            let exact = |reference: &[T], pos: usize| Pick {
                 score: copy.exact_score(ids[pos], reference),
                 id: ids[pos],
                 pos,
-            });
-            exact
+            };
+            let (mut sel_a, mut sel_b) = (make_a(), make_b());
+            sel_a.recheck(band_a, &|pos| exact(a, pos));
+            if let Some(b) = b {
+                sel_b.recheck(band_b, &|pos| exact(b, pos));
+            }
+            (sel_a, sel_b)
         } else {
-            kernels::scan(self.exec, &self.ws, self.m, reference, metric, make)
+            let complete = |reference| Complete { reference, metric };
+            self.pass(&complete(a), b.map(complete).as_ref(), make_a, make_b)
         }
+    }
+
+    /// Positions `0..m` scored by `score_a` (and `score_b`) into fresh selections.
+    fn pass<S: BlockScorer<T>, A: ScoreVisitor<T>, B: ScoreVisitor<T>>(
+        &self,
+        score_a: &S,
+        score_b: Option<&S>,
+        make_a: impl Fn() -> A + Sync,
+        make_b: impl Fn() -> B + Sync,
+    ) -> (A, B) {
+        let both = || (make_a(), Also::new(&self.ws, score_b, make_b()));
+        let (sel_a, also) = kernels::scan_with(self.exec, &self.ws, self.m, score_a, both);
+        (sel_a, also.into_inner())
     }
 
     /// Position of the unassigned record farthest from `reference` (ties to the lowest id).
@@ -164,13 +223,42 @@ impl<'a, T: Float> Remaining<'a, T> {
         }
     }
 
+    /// The unassigned record farthest from `c` (the centroid of the unassigned records) if
+    /// `order`'s pruned search proves it within its budget, else `None`: a cheap guess of
+    /// the next round's seed.
+    pub fn guess_farthest_from_centroid(&self, c: &[T], order: &mut NormOrder) -> Option<usize> {
+        order
+            .search(&self.ws, self.m, c, self.visit_budget(), self.scorer(c))
+            .flatten()
+            .map(|p| p.pos)
+    }
+
+    /// How many records a pruned search may visit before the streaming scan is cheaper: a
+    /// visit gathers d values from d columns, hundreds of times the cost of a streamed
+    /// record (1/512 of them), or reads one row of the compact copy's row-major values
+    /// (1/64 of them).
+    fn visit_budget(&self) -> usize {
+        self.m / if self.compact.is_some() { 64 } else { 512 } + 32
+    }
+
+    /// The exact algebraic score against `c` of a record (position, id), from the compact
+    /// copy's rows when there is one (same bits).
+    fn scorer<'s>(&'s self, c: &'s [T]) -> impl Fn(usize, u32) -> T + 's {
+        move |p, id| match &self.compact {
+            Some(copy) => copy.exact_score(id, c),
+            None => self.ws.algebraic_score(p, c),
+        }
+    }
+
     /// Like [`Self::farthest_from`] with F-MDAV's algebraic score, by the pruned search of
     /// [`NormOrder`] when given (same result); falls back to the streaming scan without one
-    /// or when the search would visit more than 1/512 of the records: a visit gathers d
-    /// values from d columns, which costs hundreds of times a streamed record.
+    /// or past [`Self::visit_budget`].
     pub fn farthest_by_norm_order(&self, order: Option<&mut NormOrder>, reference: &[T]) -> usize {
         debug_assert!(order.is_none() || !self.ws.is_masked(), "norm pruning needs complete data");
-        match order.and_then(|o| o.farthest(&self.ws, self.m, reference, self.m / 512 + 32)) {
+        let budget = self.visit_budget();
+        match order
+            .and_then(|o| o.farthest(&self.ws, self.m, reference, budget, self.scorer(reference)))
+        {
             Some(found) => found.expect("no unassigned record").pos,
             None => self.farthest_from(reference, Metric::Algebraic),
         }
@@ -243,6 +331,65 @@ impl<'a, T: Float> Remaining<'a, T> {
         let mut members = near.into_positions();
         members.push(seed);
         let next = far.into_positions().into_iter().find(|p| !members.contains(p));
+        let label = self.new_label();
+        self.remove_group(&members, next, label)
+    }
+
+    /// Forms the group of the record at `seed` like [`Self::take_group`] (without the next
+    /// farthest) and, in the same pass, prepares the next round's group around the record at
+    /// `next` and the record farthest from it ([`Prepared`]): one read of the data for two
+    /// references. Its lists are long enough to stay exact after this group leaves.
+    pub fn take_group_preparing(
+        &mut self,
+        seed: usize,
+        next: usize,
+        size: usize,
+        metric: Metric,
+        selection: Selection,
+    ) -> Prepared {
+        let (reference, ahead) = (self.ws.row(seed), self.ws.row(next));
+        // This group removes at most `size` records of `next`'s lists; its own group at most
+        // `size − 1` more of the farthest list.
+        let (near, (ahead_near, ahead_far)) = self.scan_two(
+            &reference,
+            Some(&ahead),
+            metric,
+            || Nearest::new(selection, size - 1, seed),
+            || (Nearest::new(selection, 2 * size - 1, next), Ranked::farthest(2 * size, next)),
+        );
+        let ids = |v: Vec<usize>| -> Vec<u32> { v.into_iter().map(|p| self.id(p)).collect() };
+        let prepared = Prepared {
+            seed: self.id(next),
+            near: ids(ahead_near.into_positions()),
+            far: ids(ahead_far.into_positions()),
+        };
+        let mut members = near.into_positions();
+        members.push(seed);
+        let label = self.new_label();
+        self.remove_group(&members, None, label);
+        prepared
+    }
+
+    /// Forms a prepared group of `size` records (its seed must be unassigned) and returns
+    /// the position of the remaining record farthest from the seed, as
+    /// `take_group(seed, size, .., true)` would: the prepared lists are in key order, so the
+    /// first entries still unassigned are exactly the nearest and the farthest.
+    pub fn take_prepared(&mut self, prepared: &Prepared, size: usize) -> Option<usize> {
+        let unassigned = |id: &u32| self.position_of(*id) < self.m;
+        let mut members: Vec<usize> = prepared
+            .near
+            .iter()
+            .filter(|id| unassigned(id))
+            .take(size - 1)
+            .map(|&id| self.position_of(id))
+            .collect();
+        members.push(self.position_of(prepared.seed));
+        let next = prepared
+            .far
+            .iter()
+            .filter(|id| unassigned(id))
+            .map(|&id| self.position_of(id))
+            .find(|p| !members.contains(p));
         let label = self.new_label();
         self.remove_group(&members, next, label)
     }
