@@ -1,66 +1,121 @@
-"""MDAV (F-MDAV, float32, with microagg's norm pruning, on by default) on n
-Gaussian records, d = 15, k = 10, on one thread and on all threads, with the
-memory-bandwidth floor of the passes it must make.
+"""Exact MDAV at scale (issue #15): time against n for d = 2, 3, 5, 8, 15 (Gaussian, k = 10,
+float32 by default), on 1 and 2 threads, with the bytes the passes read and the
+memory-bandwidth floor of those bytes.
 
-Each round forms two groups with two full passes over the unassigned records (the pass for
-the farthest-from-centroid record is pruned by the norm order); a pass reads d + 1 float32
-per record (attributes and ½‖x‖²). Summed over n/(2k) rounds that is about
-2 · n²/(4k) · (d + 1) · 4 bytes. Divided by the streaming bandwidth measured here, this is
-the time a perfectly memory-bound implementation would need (data that fits the last-level
-cache streams faster, so the floor is conservative for the last rounds).
+Defaults choose the path: a k-d tree in low d (``spatial_index``), the compact int8 scans
+with exact re-checks and next-round speculation in high d (``compact_scan``). Columns:
 
-    python benches/mdav_large.py                 # n = 1 000 000 (about 2-3 minutes per run)
-    python benches/mdav_large.py --n 200000
+* full-data passes per round: bytes read by the streaming passes (``Progress.bytes_scanned``)
+  / (n · (d + 1) · 4 bytes) / (n / 2k rounds); exact F-MDAV without speculation reads about
+  1.0 (two passes over n/2 records on average), a k-d tree run none;
+* floor: those bytes / the one-thread streaming bandwidth measured here (NumPy sum of
+  1 GiB): the time a purely memory-bound run would need;
+* same labels: 1 and 2 threads give the same partition.
+
+    python benches/mdav_large.py                                  # the table of the issue
+    python benches/mdav_large.py --ds 15 --ns 100000 1000000 --threads 1
+    python benches/mdav_large.py --baseline                       # also compact_scan=False
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
 
 import numpy as np
-from bench_common import write
+from bench_common import OUT, write
 
 import microagg as ma
+
+# Largest n run per d: quadratic high-d runs stop at 10^6 (10^7 x 15 would take about an hour).
+DEFAULT_NS = {2: 10**7, 3: 10**7, 5: 10**7, 8: 10**6, 15: 10**6}
 
 
 def stream_bandwidth() -> float:
     """Bytes per second of a streaming float32 sum over 1 GiB (best of 3)."""
     a = np.ones(1 << 28, dtype=np.float32)
-    best = min(_time(lambda: np.add.reduce(a)) for _ in range(3))
+    best = math.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        np.add.reduce(a)
+        best = min(best, time.perf_counter() - t0)
     return a.nbytes / best
 
 
-def _time(fn) -> float:  # type: ignore[no-untyped-def]
+def run(X: np.ndarray, k: int, jobs: int, **params: bool) -> tuple[float, int, float, np.ndarray]:
+    progress = ma.Progress()
     t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    res = ma.microaggregate(X, k, n_jobs=jobs, progress=progress, **params)
+    return time.perf_counter() - t0, progress.bytes_scanned, 100 * res.information_loss, res.labels
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--ds", type=int, nargs="+", default=[2, 3, 5, 8, 15])
+    ap.add_argument("--ns", type=int, nargs="+", default=[10**5, 10**6, 10**7])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--baseline", action="store_true", help="also time compact_scan=False (high d)")
+    ap.add_argument("--name", default="mdav_scale")
     args = ap.parse_args()
-    n, d, k = args.n, 15, 10
-    X = np.random.default_rng(0).normal(size=(n, d)).astype(np.float32)
     bw = stream_bandwidth()
-    floor = 2 * n * n / (4 * k) * (d + 1) * 4 / bw
-    lines = [f"# MDAV on {n:,} x {d} Gaussian, k = {k}, float32", "",
-             f"Streaming read bandwidth (one thread, numpy): {bw / 2**30:.1f} GiB/s; "
-             f"memory-bound floor of the passes: {floor:.1f} s.", "",
-             "| threads | time (s) | vs floor | IL (%) |", "|---:|---:|---:|---:|"]
-    labels = []
-    for jobs in (1, -1):
-        t0 = time.perf_counter()
-        res = ma.microaggregate(X, k, n_jobs=jobs, norm_pruning=True)
-        t = time.perf_counter() - t0
-        labels.append(res.labels)
-        lines.append(f"| {1 if jobs == 1 else os.cpu_count()} | {t:.1f} | {t / floor:.2f}x | {100 * res.information_loss:.3f} |")
-        print(lines[-1], flush=True)
-    lines.append("")
-    lines.append(f"Same labels on 1 and all threads: {bool((labels[0] == labels[1]).all())}")
-    write(f"mdav_large_{n}.md", lines)
+    lines = [f"# Exact MDAV at scale (Gaussian, k = {args.k}, {args.dtype})", "",
+             f"Load average at start: {', '.join(f'{v:.2f}' for v in os.getloadavg())} on "
+             f"{os.cpu_count()} cores; one-thread streaming bandwidth {bw / 2**30:.1f} GiB/s.", "",
+             "| d | n | path | threads | time (s) | full-data passes / round | floor (s) | IL (%) | same labels |",
+             "|---:|---:|---|---:|---:|---:|---:|---:|:---|"]
+    points: dict[int, list[tuple[int, float]]] = {}
+    for d in args.ds:
+        for n in (n for n in args.ns if n <= DEFAULT_NS.get(d, max(args.ns))):
+            X = np.random.default_rng(d).normal(size=(n, d)).astype(args.dtype)
+            full = n * (d + 1) * X.itemsize * n / (2 * args.k)
+            variants = [("default", {})]
+            if args.baseline and d > 8:
+                variants.append(("exact scans", {"compact_scan": False}))
+            for path, params in variants:
+                first = None
+                for jobs in args.threads:
+                    t, scanned, il, labels = run(X, args.k, jobs, **params)
+                    same = "" if first is None else str(bool((labels == first).all()))
+                    first = labels if first is None else first
+                    if jobs == 1 and path == "default":
+                        points.setdefault(d, []).append((n, t))
+                    lines.append(f"| {d} | {n:,} | {path} | {jobs} | {t:.2f} | {scanned / full:.3f} | "
+                                 f"{scanned / bw:.2f} | {il:.3f} | {same} |")
+                    print(lines[-1], flush=True)
+    lines += ["", f"Load average at the end: {', '.join(f'{v:.2f}' for v in os.getloadavg())}."]
+    write(f"{args.name}.md", lines)
+    plot(points, args, OUT / f"{args.name}.png")
+
+
+def plot(points: dict[int, list[tuple[int, float]]], args: argparse.Namespace, path: os.PathLike[str]) -> None:
+    """Log-log time against n per d (one thread), with an n log n guide through d = 2."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no PNG")
+        return
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    for d, pts in sorted(points.items()):
+        ns, ts = zip(*pts)
+        ax.loglog(ns, ts, marker="o", label=f"d = {d}")
+    if 2 in points and len(points[2]) > 1:
+        n0, t0 = points[2][0]
+        ns = np.array([n for n, _ in points[2]], dtype=float)
+        ax.loglog(ns, t0 * ns * np.log(ns) / (n0 * math.log(n0)), "k:", label="n log n")
+    ax.set_xlabel("records n")
+    ax.set_ylabel("seconds (one thread)")
+    ax.set_title(f"Exact MDAV, Gaussian, k = {args.k}, {args.dtype}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
 
 
 if __name__ == "__main__":

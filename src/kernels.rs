@@ -110,6 +110,8 @@ pub trait ScoreVisitor<T>: Send + Sized {
 pub trait BlockScorer<T>: Sync {
     /// Writes the scores of positions `start..start + out.len()` to `out`.
     fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]);
+    /// Bytes of the working data read per scored record (for `Progress::bytes_scanned`).
+    fn bytes_per_record(&self, ws: &WorkingSet<T>) -> usize;
 }
 
 /// The complete-data scores of [`Metric`] against a reference with every attribute.
@@ -125,6 +127,10 @@ impl<T: Float> BlockScorer<T> for Complete<'_, T> {
     #[inline(always)]
     fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]) {
         fill_scores_generic(ws, start, self.reference, self.metric, out)
+    }
+
+    fn bytes_per_record(&self, ws: &WorkingSet<T>) -> usize {
+        (ws.d() + usize::from(self.metric == Metric::Algebraic)) * size_of::<T>()
     }
 }
 

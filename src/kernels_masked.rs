@@ -91,6 +91,10 @@ impl<T: Float> BlockScorer<T> for Partial<T> {
             self.fill_block(ws, start + i * BLOCK, block);
         }
     }
+
+    fn bytes_per_record(&self, ws: &WorkingSet<T>) -> usize {
+        (ws.d() + 1) * size_of::<T>() + ws.d().div_ceil(8)
+    }
 }
 
 impl<T: Float> Partial<T> {

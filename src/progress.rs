@@ -1,5 +1,6 @@
 //! Counters a caller may poll from another thread while an algorithm runs (the CLI's
-//! progress line): records assigned to groups, and improvement rounds done (ONA, ONA*).
+//! progress line): records assigned to groups, improvement rounds done (ONA, ONA*), and the
+//! bytes the streaming passes of the MDAV family read (benchmarks: passes per round).
 //! The hot loops only do a relaxed atomic add per group or per round; nothing calls back
 //! into the caller.
 
@@ -11,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub struct Progress {
     assigned: AtomicUsize,
     rounds: AtomicUsize,
+    scanned: AtomicUsize,
 }
 
 impl Progress {
@@ -29,6 +31,17 @@ impl Progress {
     #[inline]
     pub fn round_done(&self) {
         self.rounds.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records that a pass read `bytes` more bytes of working data.
+    #[inline]
+    pub fn scanned(&self, bytes: usize) {
+        self.scanned.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes read by passes so far.
+    pub fn bytes_scanned(&self) -> usize {
+        self.scanned.load(Ordering::Relaxed)
     }
 
     /// Marks all `n` records assigned (the end of a run, whatever the method counted).
@@ -50,5 +63,6 @@ impl Progress {
     pub fn reset(&self) {
         self.assigned.store(0, Ordering::Relaxed);
         self.rounds.store(0, Ordering::Relaxed);
+        self.scanned.store(0, Ordering::Relaxed);
     }
 }

@@ -211,6 +211,10 @@ impl<T: Float> BlockScorer<T> for CompactQuery<'_, T> {
             p += 1;
         }
     }
+
+    fn bytes_per_record(&self, ws: &WorkingSet<T>) -> usize {
+        ws.d() + size_of::<T>()
+    }
 }
 
 /// The candidates of one selection in an approximate pass: every record whose signed

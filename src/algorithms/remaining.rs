@@ -191,6 +191,7 @@ impl<'a, T: Float> Remaining<'a, T> {
     ) -> (A, B) {
         let both = || (make_a(), Also::new(&self.ws, score_b, make_b()));
         let (sel_a, also) = kernels::scan_with(self.exec, &self.ws, self.m, score_a, both);
+        self.progress.scanned(self.m * score_a.bytes_per_record(&self.ws));
         (sel_a, also.into_inner())
     }
 

@@ -84,6 +84,14 @@ impl Progress {
     fn rounds(&self) -> usize {
         self.inner.rounds()
     }
+
+    /// Bytes of working data read by the streaming passes so far (MDAV, MDAV*; a full pass
+    /// of exact MDAV reads d + 1 values per record, a pass of the compact copy d bytes and one
+    /// value).
+    #[getter]
+    fn bytes_scanned(&self) -> usize {
+        self.inner.bytes_scanned()
+    }
 }
 
 fn parse_params(params: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, ParamValue)>> {
