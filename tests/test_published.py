@@ -31,14 +31,15 @@ def test_every_mdav_figure_is_covered(published: list[dict[str, str]]) -> None:
     assert len([c for c in cases if c[0] == "Table 5"]) == 5
 
 
-@pytest.mark.parametrize("spatial_index", [False, True])
+@pytest.mark.parametrize("accelerator", [{}, {"spatial_index": True}, {"compact_scan": True}])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_mdav_reproduces_published_figures(published: list[dict[str, str]], dtype: str, spatial_index: bool) -> None:
-    # The spatial index forced on in d = 11-13 (auto would not pick it): an exactness test.
+def test_mdav_reproduces_published_figures(published: list[dict[str, str]], dtype: str, accelerator: dict[str, bool]) -> None:
+    # The spatial index and the compact copy forced on where auto would not pick them (d =
+    # 11-13, n < 20 000): exactness tests.
     mismatches = []
     for table, dataset, k, printed in _cases(published):
         X = LOADERS[dataset]()
-        il = 100 * ma.microaggregate(X, k, "mdav", dtype=dtype, spatial_index=spatial_index).information_loss
+        il = 100 * ma.microaggregate(X, k, "mdav", dtype=dtype, **accelerator).information_loss
         decimals = len(printed.split(".")[1]) if "." in printed else 0
         if round(il, decimals) != round(float(printed), decimals):
             mismatches.append(f"{table} {dataset} k={k}: printed {printed}, got {il:.6f}")
@@ -64,3 +65,7 @@ def test_spatial_index_gives_the_scan_partition_on_the_benchmarks(dtype: str) ->
                 on = ma.microaggregate(X, k, dtype=dtype, spatial_index=True, **flags)
                 off = ma.microaggregate(X, k, dtype=dtype, spatial_index=False, **flags)
                 assert (on.labels == off.labels).all(), (load.__name__, flags, k)
+        for k in (2, 3, 5, 10):
+            on = ma.microaggregate(X, k, dtype=dtype, compact_scan=True)
+            off = ma.microaggregate(X, k, dtype=dtype, compact_scan=False)
+            assert (on.labels == off.labels).all(), (load.__name__, "compact", k)
