@@ -369,6 +369,20 @@ impl<T: Float> WorkingSet<T> {
         self.positions[self.ids[b] as usize] = b as u32;
     }
 
+    /// Exchanges only the order keys of positions `a` and `b` (norms and ids), leaving the
+    /// attribute values where they are: for a caller that reads values by id from a copy of
+    /// its own (exact MDAV's compact copy, `algorithms/compact.rs`) and so saves d scattered
+    /// writes per swap. Afterwards [`Self::column`], [`Self::row`] and the scores of this
+    /// working set no longer describe the positions; complete data only.
+    #[inline]
+    pub fn swap_keys(&mut self, a: usize, b: usize) {
+        debug_assert!(!self.is_masked(), "missing bits would go stale");
+        self.half_norms.swap(a, b);
+        self.ids.swap(a, b);
+        self.positions[self.ids[a] as usize] = a as u32;
+        self.positions[self.ids[b] as usize] = b as u32;
+    }
+
     /// All records as f64 rows (row-major, n × d), indexed by original id: the layout the
     /// algorithms that access records at random (MD, MHM paths, ONA, Mondrian) work on.
     /// Missing cells are NaN.

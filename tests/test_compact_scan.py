@@ -80,3 +80,14 @@ def test_progress_counts_the_bytes_the_passes_read() -> None:
     index = ma.Progress()
     ma.microaggregate(X[:, :2], k, spatial_index=True, progress=index)
     assert index.bytes_scanned == 0  # the k-d tree answers every query
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [{"centroid_by_subtraction": False}, {"partial_sort": False}, {"distance_reuse": False}, {"norm_pruning": False}],
+)
+def test_compact_scan_with_every_f_mdav_strategy(flags: dict[str, bool]) -> None:
+    X = _shaped("clustered", 22_000, 11, seed=3)
+    on = ma.microaggregate(X, 6, dtype="float32", compact_scan=True, **flags)
+    off = ma.microaggregate(X, 6, dtype="float32", compact_scan=False, **flags)
+    assert (on.labels == off.labels).all()

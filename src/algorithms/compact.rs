@@ -123,6 +123,12 @@ impl<T: Float> CompactCopy<T> {
         &self.q[j * self.n..(j + 1) * self.n]
     }
 
+    /// The exact values of the record `id`.
+    #[inline]
+    pub fn row(&self, id: u32) -> &[T] {
+        &self.rows[id as usize * (self.d + 1)..id as usize * (self.d + 1) + self.d]
+    }
+
     /// F-MDAV's score ½‖x‖² − ⟨x, r⟩ of the record `id`, bit-identical to the scan kernel
     /// (`WorkingSet::algebraic_score`: same operations in the same order).
     #[inline]

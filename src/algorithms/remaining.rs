@@ -89,7 +89,9 @@ impl<'a, T: Float> Remaining<'a, T> {
     }
 
     /// Scans a compact int8 copy first and re-checks the candidates exactly from now on
-    /// (complete data only; same answers as the exact scans).
+    /// (complete data only; same answers as the exact scans). Every scan must then use the
+    /// algebraic metric: the working set's values stay where they are while records leave
+    /// (`WorkingSet::swap_keys`), and values are read by id from the copy's rows.
     pub fn use_compact_copy(&mut self) {
         debug_assert!(!self.ws.is_masked(), "the compact copy needs complete data");
         self.compact = Some(CompactCopy::new(&self.ws));
@@ -109,7 +111,10 @@ impl<'a, T: Float> Remaining<'a, T> {
 
     /// The record at position `p`.
     pub fn row(&self, p: usize) -> Vec<T> {
-        self.ws.row(p)
+        match &self.compact {
+            Some(copy) => copy.row(self.id(p)).to_vec(),
+            None => self.ws.row(p),
+        }
     }
 
     /// Centroid of the unassigned records: from the running sum (F-MDAV §3.4, "centroid by
@@ -119,14 +124,25 @@ impl<'a, T: Float> Remaining<'a, T> {
         if by_subtraction {
             means(&self.sum, self.counts.as_deref(), self.m)
         } else {
-            self.ws.prefix_means(self.m)
+            match &self.compact {
+                Some(copy) => {
+                    let mut sums = vec![0.0; self.ws.d()];
+                    for p in 0..self.m {
+                        sums.iter_mut()
+                            .zip(copy.row(self.id(p)))
+                            .for_each(|(s, v)| *s += v.as_f64());
+                    }
+                    means(&sums, None, self.m)
+                }
+                None => self.ws.prefix_means(self.m),
+            }
         }
     }
 
     /// A prediction of the centroid once the group of the record at `p` (`size` records)
     /// has left: the group's records are taken to sit at `p` (a guess for speculation).
     pub fn centroid_without(&self, p: usize, size: usize) -> Vec<T> {
-        let row = self.ws.row(p);
+        let row = self.row(p);
         let left = (self.m - size) as f64;
         self.sum
             .iter()
@@ -157,7 +173,8 @@ impl<'a, T: Float> Remaining<'a, T> {
     ) -> (A, B) {
         if self.ws.is_masked() {
             self.pass(&Partial::new(a), b.map(Partial::new).as_ref(), make_a, make_b)
-        } else if let (Some(copy), Metric::Algebraic) = (&self.compact, metric) {
+        } else if let Some(copy) = &self.compact {
+            debug_assert_eq!(metric, Metric::Algebraic, "the compact copy scores algebraically");
             let (qa, qb) = (copy.query(a), b.map(|b| copy.query(b)));
             let band_a = make_a().bands(qa.margin());
             let band_b = make_b().bands(qb.as_ref().map_or(0.0, |q| q.margin()));
@@ -267,7 +284,7 @@ impl<'a, T: Float> Remaining<'a, T> {
 
     /// The record at position `p`, widened to f64.
     pub fn row_f64(&self, p: usize) -> Vec<f64> {
-        self.ws.row(p).into_iter().map(Float::as_f64).collect()
+        self.row(p).into_iter().map(Float::as_f64).collect()
     }
 
     /// Current position of the record with original id `id`.
@@ -285,7 +302,7 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// The positions of the `count` unassigned records nearest to the one at `seed` (ties to
     /// the lowest id), nearest first, never the seed nor `also_exclude`.
     pub fn nearest(&self, seed: usize, count: usize, also_exclude: Option<usize>) -> Vec<usize> {
-        let reference = self.ws.row(seed);
+        let reference = self.row(seed);
         let exclude = [seed, also_exclude.unwrap_or(seed)];
         let near: Nearest<T> = self.scan(&reference, Metric::Algebraic, || {
             Nearest::new(Selection::Partial, count, exclude)
@@ -316,7 +333,7 @@ impl<'a, T: Float> Remaining<'a, T> {
         selection: Selection,
         next_farthest: bool,
     ) -> Option<usize> {
-        let reference = self.ws.row(seed);
+        let reference = self.row(seed);
         if let Some(index) = &self.index {
             let near = index.nearest(&reference, metric, size - 1, self.ws.ids()[seed]);
             let mut members: Vec<usize> = near.into_iter().map(|id| self.position_of(id)).collect();
@@ -348,7 +365,7 @@ impl<'a, T: Float> Remaining<'a, T> {
         metric: Metric,
         selection: Selection,
     ) -> Prepared {
-        let (reference, ahead) = (self.ws.row(seed), self.ws.row(next));
+        let (reference, ahead) = (self.row(seed), self.row(next));
         // This group removes at most `size` records of `next`'s lists; its own group at most
         // `size − 1` more of the farthest list.
         let (near, (ahead_near, ahead_far)) = self.scan_two(
@@ -429,9 +446,12 @@ impl<'a, T: Float> Remaining<'a, T> {
         }
         let holes = in_tail.iter().enumerate().filter(|(_, t)| !**t).map(|(i, _)| tail + i);
         for (p, h) in outside.into_iter().zip(holes) {
-            self.ws.swap(p, h);
-            if let Some(copy) = &mut self.compact {
-                copy.swap(p, h);
+            match &mut self.compact {
+                Some(copy) => {
+                    self.ws.swap_keys(p, h);
+                    copy.swap(p, h);
+                }
+                None => self.ws.swap(p, h),
             }
             if track == Some(h) {
                 track = Some(p);
@@ -439,7 +459,13 @@ impl<'a, T: Float> Remaining<'a, T> {
         }
         for p in tail..self.m {
             self.labels[self.ws.ids()[p] as usize] = label;
-            self.ws.subtract_row_from(p, &mut self.sum, self.counts.as_mut());
+            match &self.compact {
+                Some(copy) => {
+                    let row = copy.row(self.ws.ids()[p]);
+                    self.sum.iter_mut().zip(row).for_each(|(s, v)| *s -= v.as_f64());
+                }
+                None => self.ws.subtract_row_from(p, &mut self.sum, self.counts.as_mut()),
+            }
             if let Some(index) = &mut self.index {
                 index.remove(self.ws.ids()[p]);
             }
