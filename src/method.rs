@@ -73,6 +73,8 @@ pub enum Method {
     MdavStar {
         /// No group reaches 2k (MDAV*+).
         plus: bool,
+        /// Whether the farthest/nearest queries use the k-d tree (as MDAV's option).
+        spatial_index: IndexChoice,
     },
     /// ONA (`"ona"`); the seed comes from [`crate::Options::seed`].
     Ona {
@@ -136,6 +138,15 @@ impl Params<'_> {
         }
     }
 
+    /// `spatial_index`: unset is [`IndexChoice::Auto`], a bool forces it on or off.
+    fn index_choice(&self) -> Result<IndexChoice> {
+        Ok(match self.get("spatial_index") {
+            None => IndexChoice::Auto,
+            Some(_) if self.flag("spatial_index", true)? => IndexChoice::On,
+            Some(_) => IndexChoice::Off,
+        })
+    }
+
     fn real(&self, name: &str, default: f64, lo: f64, hi: f64) -> Result<f64> {
         let v = match self.get(name) {
             None => return Ok(default),
@@ -185,14 +196,12 @@ impl Method {
                 partial_sort: p.flag("partial_sort", true)?,
                 centroid_by_subtraction: p.flag("centroid_by_subtraction", true)?,
                 norm_pruning: p.flag("norm_pruning", true)?,
-                spatial_index: match p.get("spatial_index") {
-                    None => IndexChoice::Auto,
-                    Some(_) if p.flag("spatial_index", true)? => IndexChoice::On,
-                    Some(_) => IndexChoice::Off,
-                },
+                spatial_index: p.index_choice()?,
             }),
-            "mdav-star" => Method::MdavStar { plus: false },
-            "mdav-star-plus" => Method::MdavStar { plus: true },
+            "mdav-star" | "mdav-star-plus" => Method::MdavStar {
+                plus: name == "mdav-star-plus",
+                spatial_index: p.index_choice()?,
+            },
             "ona" => Method::Ona {
                 max_rounds: p.count("max_rounds", 30, 1)?,
                 n_init: p.count("n_init", 1, 1)?,
@@ -223,8 +232,8 @@ impl Method {
     pub fn name(&self) -> &'static str {
         match self {
             Method::Mdav(_) => "mdav",
-            Method::MdavStar { plus: false } => "mdav-star",
-            Method::MdavStar { plus: true } => "mdav-star-plus",
+            Method::MdavStar { plus: false, .. } => "mdav-star",
+            Method::MdavStar { plus: true, .. } => "mdav-star-plus",
             Method::Ona { .. } => "ona",
             Method::OnaStar { .. } => "ona-star",
             Method::Mondrian(CutRule::Range) => "mondrian",
@@ -250,7 +259,7 @@ impl Method {
     pub fn max_group_size(&self, k: usize) -> Option<usize> {
         match self {
             Method::Mdav(_)
-            | Method::MdavStar { plus: true }
+            | Method::MdavStar { plus: true, .. }
             | Method::OnaStar { .. }
             | Method::Mhm
             | Method::MdavMhm
@@ -259,7 +268,7 @@ impl Method {
             | Method::Optimal
             | Method::Univariate => Some((2 * k - 1).max(k)),
             Method::Mondrian(_) | Method::Mona(_) => Some(2 * k),
-            Method::MdavStar { plus: false }
+            Method::MdavStar { plus: false, .. }
             | Method::Ona { .. }
             | Method::Md
             | Method::Vmdav { .. } => None,
@@ -274,9 +283,9 @@ impl Method {
             "ona-star" => Ok(&["max_rounds"]),
             "mona" | "mona-2d" => Ok(&["rho", "max_rounds"]),
             "vmdav" => Ok(&["gamma"]),
-            "mdav-star" | "mdav-star-plus" | "mondrian" | "mondrian-v" | "mondrian-v2d" | "mhm"
-            | "mdav-mhm" | "univariate" | "md" | "cbfs" | "npn-mhm" | "md-mhm" | "cbfs-mhm"
-            | "optimal" => Ok(&[]),
+            "mdav-star" | "mdav-star-plus" => Ok(&["spatial_index"]),
+            "mondrian" | "mondrian-v" | "mondrian-v2d" | "mhm" | "mdav-mhm" | "univariate"
+            | "md" | "cbfs" | "npn-mhm" | "md-mhm" | "cbfs-mhm" | "optimal" => Ok(&[]),
             _ => Err(Error::UnknownMethod(name.to_string())),
         }
     }

@@ -283,7 +283,9 @@ fn on_working_set<T: Float>(
             mhm_on_order(&ws, &order, k)
         }
         Method::MdavMhm => mhm_on_order(&ws, &mdav_path(&ws, k, exec, progress), k),
-        Method::MdavStar { plus } => mdav_star(ws, k, plus, exec, progress),
+        Method::MdavStar { plus, spatial_index } => {
+            mdav_star(ws, k, plus, spatial_index, exec, progress)
+        }
         Method::OnaStar { max_rounds } => ona_star(ws, k, max_rounds, exec, progress),
         Method::Ona { max_rounds, n_init } => {
             let seed = seed.unwrap_or(0);

@@ -201,7 +201,8 @@ def microaggregate(
         (bool; unset = automatic: on without missing values for at most 5 attributes and at
         least 20 000 records, or at most 8 and at least 100 000) answers each round's farthest/nearest queries from a k-d
         tree with deletions instead of full passes: the same partition, about n log n in
-        low dimension.
+        low dimension. ``"mdav-star"``, ``"mdav-star-plus"``: ``spatial_index`` likewise
+        (same rule, same partition).
 
     Returns
     -------
