@@ -91,7 +91,10 @@ pub enum Method {
     /// Mondrian median cuts (`"mondrian"`, `"mondrian-v"`, `"mondrian-v2d"`).
     Mondrian(CutRule),
     /// Maximum distance (`"md"`).
-    Md,
+    Md {
+        /// Whether the farthest/nearest queries use the k-d tree (as MDAV's option).
+        spatial_index: IndexChoice,
+    },
     /// Variable-size MDAV (`"vmdav"`).
     Vmdav {
         /// Extension factor γ ≥ 0.
@@ -213,7 +216,7 @@ impl Method {
                 max_rounds: p.count("max_rounds", 30, 1)?,
             }),
             "mhm" => Method::Mhm,
-            "md" => Method::Md,
+            "md" => Method::Md { spatial_index: p.index_choice()? },
             "cbfs" => Method::Cbfs,
             "optimal" => Method::Optimal,
             "vmdav" => Method::Vmdav { gamma: p.real("gamma", 0.2, 0.0, f64::MAX)? },
@@ -240,7 +243,7 @@ impl Method {
             Method::Mondrian(CutRule::Variance) => "mondrian-v",
             // The scaled pair reading is MONA-2D's; as a plain Mondrian it is still V2D.
             Method::Mondrian(CutRule::Variance2D | CutRule::Variance2DScaled) => "mondrian-v2d",
-            Method::Md => "md",
+            Method::Md { .. } => "md",
             Method::Vmdav { .. } => "vmdav",
             Method::Optimal => "optimal",
             Method::Cbfs => "cbfs",
@@ -270,7 +273,7 @@ impl Method {
             Method::Mondrian(_) | Method::Mona(_) => Some(2 * k),
             Method::MdavStar { plus: false, .. }
             | Method::Ona { .. }
-            | Method::Md
+            | Method::Md { .. }
             | Method::Vmdav { .. } => None,
         }
     }
@@ -283,9 +286,9 @@ impl Method {
             "ona-star" => Ok(&["max_rounds"]),
             "mona" | "mona-2d" => Ok(&["rho", "max_rounds"]),
             "vmdav" => Ok(&["gamma"]),
-            "mdav-star" | "mdav-star-plus" => Ok(&["spatial_index"]),
+            "mdav-star" | "mdav-star-plus" | "md" => Ok(&["spatial_index"]),
             "mondrian" | "mondrian-v" | "mondrian-v2d" | "mhm" | "mdav-mhm" | "univariate"
-            | "md" | "cbfs" | "npn-mhm" | "md-mhm" | "cbfs-mhm" | "optimal" => Ok(&[]),
+            | "cbfs" | "npn-mhm" | "md-mhm" | "cbfs-mhm" | "optimal" => Ok(&[]),
             _ => Err(Error::UnknownMethod(name.to_string())),
         }
     }

@@ -270,7 +270,7 @@ fn on_working_set<T: Float>(
         Method::Mondrian(_) | Method::Mona(_) => unreachable!("the Mondrian family runs on rows"),
         Method::Mhm => mhm_on_order(&ws, &(0..ws.n() as u32).collect::<Vec<_>>(), k),
         Method::Univariate => univariate(&ws, k),
-        Method::Md => md(&ws, k, progress),
+        Method::Md { spatial_index } => md(&ws, k, spatial_index, progress),
         Method::Cbfs => cbfs(ws, k, exec, progress),
         Method::Optimal => optimal(&ws, k),
         Method::Vmdav { gamma } => vmdav(&ws, k, gamma, progress),

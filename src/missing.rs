@@ -137,7 +137,7 @@ mod tests {
         ];
         let mut out: Vec<(String, Partition)> =
             modes.iter().map(|&o| (format!("mdav {o:?}"), mdav(ws.clone(), k, o, e, &p))).collect();
-        out.push(("md".into(), md(ws, k, &p)));
+        out.push(("md".into(), md(ws, k, IndexChoice::Auto, &p)));
         out.push(("mdav-star".into(), mdav_star(ws.clone(), k, false, IndexChoice::Auto, e, &p)));
         out.push((
             "mdav-star-plus".into(),

@@ -66,7 +66,7 @@ def test_spatial_index_gives_the_scan_partition_on_the_benchmarks(dtype: str) ->
                 assert (on.labels == off.labels).all(), (load.__name__, flags, k)
 
 
-@pytest.mark.parametrize("method", ["mdav-star", "mdav-star-plus"])
+@pytest.mark.parametrize("method", ["mdav-star", "mdav-star-plus", "md"])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_spatial_index_gives_the_scan_partition_for_other_methods(method: str, dtype: str) -> None:
     # Forced on in d = 11-13 (auto would not pick it): an exactness test on real data.

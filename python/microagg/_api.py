@@ -202,7 +202,8 @@ def microaggregate(
         least 20 000 records, or at most 8 and at least 100 000) answers each round's farthest/nearest queries from a k-d
         tree with deletions instead of full passes: the same partition, about n log n in
         low dimension. ``"mdav-star"``, ``"mdav-star-plus"``: ``spatial_index`` likewise
-        (same rule, same partition).
+        (same rule, same partition). ``"md"``: ``spatial_index`` likewise (same partition;
+        automatic: on for 2 attributes from 2 000 records, 3 from 10 000).
 
     Returns
     -------
