@@ -22,6 +22,7 @@ use super::clusters::ClusterStats;
 use super::norm_order::NormOrder;
 use super::remaining::Remaining;
 use super::spatial::{IndexChoice, SpatialIndex};
+use crate::centroid_table::CentroidTable;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
 use crate::kernels::Metric;
@@ -85,6 +86,37 @@ impl<T: Float> Queries<T> {
     }
 }
 
+/// The clusters, and with the records' index also their centroids in a [`CentroidTable`],
+/// which then answers clos(x̄) (its inertial query scores |C|/(|C|+1)·‖x̄ − c(C)‖² exactly as
+/// [`ClusterStats::join_cost`] does, ties to the lowest id) instead of a pass over all
+/// clusters.
+struct Clusters {
+    stats: ClusterStats,
+    table: Option<CentroidTable>,
+    /// Clusters of this size receive nothing (2k − 1 for MDAV*+): they leave the table.
+    cap: usize,
+}
+
+impl Clusters {
+    /// Adds the record `x` to cluster `g`.
+    fn add(&mut self, g: usize, x: &[f64]) {
+        self.stats.add(g, x);
+        if let Some(table) = &mut self.table {
+            let size = self.stats.size(g);
+            table.set(g, &self.stats.centroid(g), if size < self.cap { size } else { 0 });
+        }
+    }
+
+    /// clos(x): the cluster below the cap whose SSE rises least when `x` joins.
+    fn closest(&mut self, x: &[f64]) -> Option<usize> {
+        let Some(table) = &mut self.table else {
+            let s = &self.stats;
+            return s.argmin(|g| s.size(g) < self.cap, |g| s.join_cost(g, x));
+        };
+        table.nearest(x, true)
+    }
+}
+
 /// Runs MDAV* (`plus = false`) or MDAV*+ (`plus = true`) on a working set (`1 ≤ k ≤ n`),
 /// with the spatial index where `index` picks it.
 pub fn mdav_star<T: Float>(
@@ -97,7 +129,12 @@ pub fn mdav_star<T: Float>(
 ) -> Partition {
     let center: Vec<T> = ws.prefix_means(ws.n());
     let mut queries = Queries::new(&ws, index);
-    let mut stats = ClusterStats::new_for(center.len(), ws.is_masked());
+    let indexed = matches!(queries, Queries::Index(_));
+    let mut clusters = Clusters {
+        stats: ClusterStats::new_for(center.len(), ws.is_masked()),
+        table: indexed.then(|| CentroidTable::new(center.len(), index)),
+        cap: if plus { 2 * k - 1 } else { usize::MAX },
+    };
     let mut rest = Remaining::new(ws, exec, progress);
     let rows = |rest: &Remaining<T>, ps: &[usize]| -> Vec<Vec<f64>> {
         ps.iter().map(|&p| rest.row_f64(p)).collect()
@@ -107,12 +144,12 @@ pub fn mdav_star<T: Float>(
         let mut n1 = queries.nearest(&rest, xbar, k - 1, None);
         n1.push(xbar);
         let x = rest.row_f64(xbar);
-        let open = |s: &ClusterStats, g: usize| !plus || s.size(g) < 2 * k - 1;
-        let clos = if stats.is_empty() || rest.len() == k || k == 1 {
+        let clos = if clusters.stats.is_empty() || rest.len() == k || k == 1 {
             None
         } else {
-            stats.argmin(|g| open(&stats, g), |g| stats.join_cost(g, &x))
+            clusters.closest(&x)
         };
+        let stats = &clusters.stats;
         let joins = clos.filter(|&g| {
             let nu = n1[0];
             let mut n2 = queries.nearest(&rest, nu, k - 1, Some(xbar));
@@ -123,19 +160,20 @@ pub fn mdav_star<T: Float>(
         });
         match joins {
             Some(g) => {
-                stats.add(g, &x);
+                clusters.add(g, &x);
                 queries.remove_into(&mut rest, &[xbar], Some(g as u32));
             }
             None => {
-                let g = stats.push();
+                let g = clusters.stats.push();
                 for r in rows(&rest, &n1) {
-                    stats.add(g, &r);
+                    clusters.add(g, &r);
                 }
                 let label = queries.remove_into(&mut rest, &n1, None);
                 debug_assert_eq!(label as usize, g);
             }
         }
     }
+    let mut stats = clusters.stats;
     let mut leftovers: Vec<u32> = (0..rest.len()).map(|p| rest.id(p)).collect();
     leftovers.sort_unstable();
     for id in leftovers {
