@@ -37,9 +37,9 @@ const BLOCK: usize = 64;
 const LEAF: usize = 8;
 
 /// Smallest number of groups where `Auto` uses the tree in dimension `d` (`None`: never),
-/// from bench-results/index_family.md (folding 10^5 Gaussian records, k = 10, "nn"): d = 3
-/// 300 groups 0.8×, 500 1.8×, 10^4 13×; d = 5 500 0.7×, 1 000 1.3×, 10^4 4.8×; d = 8
-/// 3 000 0.6×, 10^4 1.3×; d = 15 10^4 0.25×.
+/// from bench-results/index_family.md (folding 10^5 Gaussian records, k = 10, "nn", tree
+/// vs brute force): d = 3 300 groups 0.8×, 500 1.8×, 10^4 19×; d = 5 500 0.7×, 1 000 1.3×,
+/// 10^4 4.8×; d = 8 3 000 0.6×, 10^4 1.3×; d = 15 10^4 0.3×.
 pub fn auto_min_groups(d: usize) -> Option<usize> {
     match d {
         0..=3 => Some(500),
