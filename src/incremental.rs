@@ -14,7 +14,9 @@
 //!
 //! With `inertial`, a record joins the group minimizing n_q/(n_q+1)·‖y − x̂_q‖², the SSE
 //! increase, instead of the nearest centroid (§3.2.6). A split group keeps its label for
-//! its first piece; the other pieces get new labels.
+//! its first piece; the other pieces get new labels. In low dimension the nearest-group
+//! query goes to a k-d tree of the centroids (`centroid_table.rs`, option `spatial_index`),
+//! with the same answers.
 //!
 //! Standardization uses the base part's statistics; with `refit_scaling` every call to
 //! [`Incremental::extend`] recomputes them over all records seen (groups are kept, only
@@ -22,6 +24,7 @@
 
 use crate::algorithms::clusters::ClusterStats;
 use crate::algorithms::mdav::MdavOptions;
+use crate::algorithms::spatial::IndexChoice;
 use crate::centroid_table::CentroidTable;
 use crate::dataset::{Scaling, validate, validate_k};
 use crate::error::{Error, Result};
@@ -78,6 +81,9 @@ pub struct IncrementalOptions {
     pub refit_scaling: bool,
     /// Threads for the base method and the splits.
     pub parallelism: Parallelism,
+    /// Whether the nearest-group queries use a k-d tree of the centroids (`Auto`: with
+    /// [`crate::centroid_table::auto_min_groups`] groups, in d ≤ 8); same groups.
+    pub spatial_index: IndexChoice,
 }
 
 /// A k-anonymous partition of all records seen so far, extended as records arrive.
@@ -115,7 +121,7 @@ impl Incremental {
             labels: Vec::new(),
             members: Vec::new(),
             stats: ClusterStats::new(x.ncols()),
-            table: CentroidTable::new(x.ncols()),
+            table: CentroidTable::new(x.ncols(), opts.spatial_index),
         };
         let ids: Vec<u32> = (0..inc.raw.nrows() as u32).collect();
         inc.labels = vec![0; ids.len()];
@@ -246,8 +252,9 @@ impl Incremental {
         self.refresh(g);
     }
 
-    fn choose_group(&self, id: u32) -> usize {
-        self.table.nearest(&self.z(id), self.opts.inertial).expect("the base part has a group")
+    fn choose_group(&mut self, id: u32) -> usize {
+        let y = self.z(id);
+        self.table.nearest(&y, self.opts.inertial).expect("the base part has a group")
     }
 
     /// Splits group `g` with MDAV: the first piece keeps label g, the others are new.
@@ -380,6 +387,7 @@ mod tests {
             standardize: true,
             refit_scaling: false,
             parallelism: Parallelism::Sequential,
+            spatial_index: IndexChoice::Auto,
         }
     }
 
@@ -412,6 +420,36 @@ mod tests {
             if matches!(strategy, S::NnSplitMid | S::NnSplitEnd) {
                 p.check(k, Some(2 * k - 1)).unwrap();
             }
+        }
+    }
+
+    /// The labels after folding `x[n0..]` into `x[..n0]` in two calls.
+    fn folded(x: &Array2<f64>, n0: usize, k: usize, o: IncrementalOptions) -> Vec<u32> {
+        let mdav = Method::Mdav(MdavOptions::default());
+        let mut inc = Incremental::fit(x.slice(ndarray::s![..n0, ..]), k, mdav, o).unwrap();
+        let mid = n0 + (x.nrows() - n0) / 2;
+        for part in [ndarray::s![n0..mid, ..], ndarray::s![mid.., ..]] {
+            inc.extend(x.slice(part)).unwrap();
+        }
+        inc.partition().labels().to_vec()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// The k-d tree over the centroids chooses every record's group as the brute force
+        /// does, while centroids move, groups split and (with refit) the scale changes.
+        #[test]
+        fn the_centroid_tree_gives_the_brute_force_partition(
+            n in 40usize..3000, d in 1usize..9, k in 2usize..6, shape in 0u8..4, seed: u64,
+            s in 1usize..4, inertial: bool, refit: bool,
+        ) {
+            let x = crate::algorithms::test_shapes::shaped(n, d, shape, seed);
+            let strategy = [S::TwoStep, S::Nn, S::NnSplitMid, S::NnSplitEnd][s];
+            let mut o = opts(strategy, inertial);
+            o.refit_scaling = refit;
+            let on = IncrementalOptions { spatial_index: IndexChoice::On, ..o };
+            let off = IncrementalOptions { spatial_index: IndexChoice::Off, ..o };
+            prop_assert_eq!(folded(&x, n / 2, k, on), folded(&x, n / 2, k, off));
         }
     }
 }

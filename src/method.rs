@@ -73,6 +73,10 @@ pub enum Method {
     MdavStar {
         /// No group reaches 2k (MDAV*+).
         plus: bool,
+        /// Whether the farthest/nearest queries use the k-d tree (as MDAV's option).
+        spatial_index: IndexChoice,
+        /// Whether the scans read the compact copy first (as MDAV's option).
+        compact_scan: IndexChoice,
     },
     /// ONA (`"ona"`); the seed comes from [`crate::Options::seed`].
     Ona {
@@ -89,7 +93,10 @@ pub enum Method {
     /// Mondrian median cuts (`"mondrian"`, `"mondrian-v"`, `"mondrian-v2d"`).
     Mondrian(CutRule),
     /// Maximum distance (`"md"`).
-    Md,
+    Md {
+        /// Whether the farthest/nearest queries use the k-d tree (as MDAV's option).
+        spatial_index: IndexChoice,
+    },
     /// Variable-size MDAV (`"vmdav"`).
     Vmdav {
         /// Extension factor γ ≥ 0.
@@ -137,7 +144,8 @@ impl Params<'_> {
         }
     }
 
-    /// An on/off switch whose absence means "automatic".
+    /// An on/off switch (`spatial_index`, `compact_scan`): unset is [`IndexChoice::Auto`], a
+    /// bool forces it on or off.
     fn choice(&self, name: &str) -> Result<IndexChoice> {
         Ok(match self.get(name) {
             None => IndexChoice::Auto,
@@ -198,8 +206,11 @@ impl Method {
                 spatial_index: p.choice("spatial_index")?,
                 compact_scan: p.choice("compact_scan")?,
             }),
-            "mdav-star" => Method::MdavStar { plus: false },
-            "mdav-star-plus" => Method::MdavStar { plus: true },
+            "mdav-star" | "mdav-star-plus" => Method::MdavStar {
+                plus: name == "mdav-star-plus",
+                spatial_index: p.choice("spatial_index")?,
+                compact_scan: p.choice("compact_scan")?,
+            },
             "ona" => Method::Ona {
                 max_rounds: p.count("max_rounds", 30, 1)?,
                 n_init: p.count("n_init", 1, 1)?,
@@ -211,7 +222,7 @@ impl Method {
                 max_rounds: p.count("max_rounds", 30, 1)?,
             }),
             "mhm" => Method::Mhm,
-            "md" => Method::Md,
+            "md" => Method::Md { spatial_index: p.choice("spatial_index")? },
             "cbfs" => Method::Cbfs,
             "optimal" => Method::Optimal,
             "vmdav" => Method::Vmdav { gamma: p.real("gamma", 0.2, 0.0, f64::MAX)? },
@@ -230,15 +241,15 @@ impl Method {
     pub fn name(&self) -> &'static str {
         match self {
             Method::Mdav(_) => "mdav",
-            Method::MdavStar { plus: false } => "mdav-star",
-            Method::MdavStar { plus: true } => "mdav-star-plus",
+            Method::MdavStar { plus: false, .. } => "mdav-star",
+            Method::MdavStar { plus: true, .. } => "mdav-star-plus",
             Method::Ona { .. } => "ona",
             Method::OnaStar { .. } => "ona-star",
             Method::Mondrian(CutRule::Range) => "mondrian",
             Method::Mondrian(CutRule::Variance) => "mondrian-v",
             // The scaled pair reading is MONA-2D's; as a plain Mondrian it is still V2D.
             Method::Mondrian(CutRule::Variance2D | CutRule::Variance2DScaled) => "mondrian-v2d",
-            Method::Md => "md",
+            Method::Md { .. } => "md",
             Method::Vmdav { .. } => "vmdav",
             Method::Optimal => "optimal",
             Method::Cbfs => "cbfs",
@@ -257,7 +268,7 @@ impl Method {
     pub fn max_group_size(&self, k: usize) -> Option<usize> {
         match self {
             Method::Mdav(_)
-            | Method::MdavStar { plus: true }
+            | Method::MdavStar { plus: true, .. }
             | Method::OnaStar { .. }
             | Method::Mhm
             | Method::MdavMhm
@@ -266,9 +277,9 @@ impl Method {
             | Method::Optimal
             | Method::Univariate => Some((2 * k - 1).max(k)),
             Method::Mondrian(_) | Method::Mona(_) => Some(2 * k),
-            Method::MdavStar { plus: false }
+            Method::MdavStar { plus: false, .. }
             | Method::Ona { .. }
-            | Method::Md
+            | Method::Md { .. }
             | Method::Vmdav { .. } => None,
         }
     }
@@ -281,9 +292,10 @@ impl Method {
             "ona-star" => Ok(&["max_rounds"]),
             "mona" | "mona-2d" => Ok(&["rho", "max_rounds"]),
             "vmdav" => Ok(&["gamma"]),
-            "mdav-star" | "mdav-star-plus" | "mondrian" | "mondrian-v" | "mondrian-v2d" | "mhm"
-            | "mdav-mhm" | "univariate" | "md" | "cbfs" | "npn-mhm" | "md-mhm" | "cbfs-mhm"
-            | "optimal" => Ok(&[]),
+            "mdav-star" | "mdav-star-plus" => Ok(&["spatial_index", "compact_scan"]),
+            "md" => Ok(&["spatial_index"]),
+            "mondrian" | "mondrian-v" | "mondrian-v2d" | "mhm" | "mdav-mhm" | "univariate"
+            | "cbfs" | "npn-mhm" | "md-mhm" | "cbfs-mhm" | "optimal" => Ok(&[]),
             _ => Err(Error::UnknownMethod(name.to_string())),
         }
     }

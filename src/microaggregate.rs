@@ -270,7 +270,7 @@ fn on_working_set<T: Float>(
         Method::Mondrian(_) | Method::Mona(_) => unreachable!("the Mondrian family runs on rows"),
         Method::Mhm => mhm_on_order(&ws, &(0..ws.n() as u32).collect::<Vec<_>>(), k),
         Method::Univariate => univariate(&ws, k),
-        Method::Md => md(&ws, k, progress),
+        Method::Md { spatial_index } => md(&ws, k, spatial_index, progress),
         Method::Cbfs => cbfs(ws, k, exec, progress),
         Method::Optimal => optimal(&ws, k),
         Method::Vmdav { gamma } => vmdav(&ws, k, gamma, progress),
@@ -283,7 +283,9 @@ fn on_working_set<T: Float>(
             mhm_on_order(&ws, &order, k)
         }
         Method::MdavMhm => mhm_on_order(&ws, &mdav_path(&ws, k, exec, progress), k),
-        Method::MdavStar { plus } => mdav_star(ws, k, plus, exec, progress),
+        Method::MdavStar { plus, spatial_index, compact_scan } => {
+            mdav_star(ws, k, plus, spatial_index, compact_scan, exec, progress)
+        }
         Method::OnaStar { max_rounds } => ona_star(ws, k, max_rounds, exec, progress),
         Method::Ona { max_rounds, n_init } => {
             let seed = seed.unwrap_or(0);

@@ -112,6 +112,7 @@ pub fn with_empty_records<S: Copy>(
 mod tests {
     use super::*;
     use crate::algorithms::mdav::{MdavOptions, mdav};
+    use crate::algorithms::spatial::IndexChoice;
     use crate::algorithms::{md::md, mdav_star::mdav_star, ona_star::ona_star};
     use crate::dataset::{Scaling, WorkingSet};
     use crate::float::Float;
@@ -136,9 +137,15 @@ mod tests {
         ];
         let mut out: Vec<(String, Partition)> =
             modes.iter().map(|&o| (format!("mdav {o:?}"), mdav(ws.clone(), k, o, e, &p))).collect();
-        out.push(("md".into(), md(ws, k, &p)));
-        out.push(("mdav-star".into(), mdav_star(ws.clone(), k, false, e, &p)));
-        out.push(("mdav-star-plus".into(), mdav_star(ws.clone(), k, true, e, &p)));
+        out.push(("md".into(), md(ws, k, IndexChoice::Auto, &p)));
+        out.push((
+            "mdav-star".into(),
+            mdav_star(ws.clone(), k, false, IndexChoice::Auto, IndexChoice::Auto, e, &p),
+        ));
+        out.push((
+            "mdav-star-plus".into(),
+            mdav_star(ws.clone(), k, true, IndexChoice::Auto, IndexChoice::Auto, e, &p),
+        ));
         out.push(("ona-star".into(), ona_star(ws.clone(), k, 30, e, &p)));
         out
     }

@@ -91,3 +91,11 @@ def test_compact_scan_with_every_f_mdav_strategy(flags: dict[str, bool]) -> None
     on = ma.microaggregate(X, 6, dtype="float32", compact_scan=True, **flags)
     off = ma.microaggregate(X, 6, dtype="float32", compact_scan=False, **flags)
     assert (on.labels == off.labels).all()
+
+
+@pytest.mark.parametrize("method", ["mdav-star", "mdav-star-plus"])
+def test_mdav_star_compact_scan_gives_the_exact_scan_partition(method: str) -> None:
+    X = _shaped("lognormal", 21_000, 12, seed=5)
+    on = ma.microaggregate(X, 5, method, dtype="float32", compact_scan=True)
+    off = ma.microaggregate(X, 5, method, dtype="float32", compact_scan=False)
+    assert (on.labels == off.labels).all()

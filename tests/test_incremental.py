@@ -58,6 +58,19 @@ def test_every_strategy_yields_a_k_partition_of_all_records(strategy: str, inert
         assert est.information_loss_ == pytest.approx(sse / sst, rel=1e-9)
 
 
+@pytest.mark.parametrize("strategy", ["nn", "nn-split-mid", "nn-split-end"])
+@pytest.mark.parametrize("inertial", [False, True])
+def test_spatial_index_chooses_the_brute_force_groups(strategy: str, inertial: bool) -> None:
+    # Rounded values: exact ties between centroids, broken toward the lower group id.
+    X = np.round(gaussian(6000, 3, seed=2), 1)
+    labels = []
+    for index in (True, False):
+        est = ma.IncrementalMicroaggregator(3, strategy=strategy, inertial=inertial, spatial_index=index)
+        est.fit(X[:2000]).extend(X[2000:4000]).extend(X[4000:])
+        labels.append(est.labels_)
+    assert (labels[0] == labels[1]).all()
+
+
 def test_nn_extend_equals_the_rule_applied_by_hand() -> None:
     X = gaussian(60, 2, seed=3)
     new = gaussian(4, 2, seed=4)

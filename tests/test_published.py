@@ -69,3 +69,15 @@ def test_spatial_index_gives_the_scan_partition_on_the_benchmarks(dtype: str) ->
             on = ma.microaggregate(X, k, dtype=dtype, compact_scan=True)
             off = ma.microaggregate(X, k, dtype=dtype, compact_scan=False)
             assert (on.labels == off.labels).all(), (load.__name__, "compact", k)
+
+
+@pytest.mark.parametrize("method", ["mdav-star", "mdav-star-plus", "md"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_spatial_index_gives_the_scan_partition_for_other_methods(method: str, dtype: str) -> None:
+    # Forced on in d = 11-13 (auto would not pick it): an exactness test on real data.
+    for load in LOADERS.values():
+        X = load()
+        for k in (3, 10):
+            on = ma.microaggregate(X, k, method, dtype=dtype, spatial_index=True)
+            off = ma.microaggregate(X, k, method, dtype=dtype, spatial_index=False)
+            assert (on.labels == off.labels).all(), (load.__name__, k)

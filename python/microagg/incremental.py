@@ -112,6 +112,11 @@ class IncrementalMicroaggregator(ParamsMixin):
         refitted scale, so it is not comparable between calls).
     n_jobs : int, default 1
         Threads for the base method and splits.
+    spatial_index : bool or None, default None
+        Answer each late record's nearest-group query from a k-d tree of the centroids
+        (followed as groups grow and split) instead of scoring every group: the same groups.
+        None = automatic: from 500 groups for at most 3 attributes, 1 000 for at most 5,
+        10 000 for at most 8; never above 8.
 
     Attributes
     ----------
@@ -119,7 +124,9 @@ class IncrementalMicroaggregator(ParamsMixin):
         For all records seen (base first, then each extension in order).
     """
 
-    _PARAM_NAMES = ("k", "base_method", "strategy", "inertial", "n_jobs", "standardize", "refit_scaling")
+    _PARAM_NAMES = (
+        "k", "base_method", "strategy", "inertial", "n_jobs", "standardize", "refit_scaling", "spatial_index",
+    )
 
     def __init__(
         self,
@@ -131,6 +138,7 @@ class IncrementalMicroaggregator(ParamsMixin):
         n_jobs: int = 1,
         standardize: bool = True,
         refit_scaling: bool = False,
+        spatial_index: Optional[bool] = None,
     ) -> None:
         self.k = k
         self.base_method = base_method
@@ -139,6 +147,7 @@ class IncrementalMicroaggregator(ParamsMixin):
         self.n_jobs = n_jobs
         self.standardize = standardize
         self.refit_scaling = refit_scaling
+        self.spatial_index = spatial_index
 
     def _validated(self) -> dict[str, Any]:
         strategy = check_str(self.strategy, "strategy")
@@ -153,6 +162,7 @@ class IncrementalMicroaggregator(ParamsMixin):
             standardize=check_bool(self.standardize, "standardize"),
             refit_scaling=check_bool(self.refit_scaling, "refit_scaling"),
             n_jobs=check_int(self.n_jobs, "n_jobs"),
+            spatial_index=None if self.spatial_index is None else check_bool(self.spatial_index, "spatial_index"),
         )
 
     def fit(self, X_base: Any, y: Any = None) -> "IncrementalMicroaggregator":

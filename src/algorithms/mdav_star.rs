@@ -15,46 +15,152 @@
 //!
 //! Cost: every step is two scans of the unassigned records plus one pass over the clusters,
 //! and removes 1 or k records: O(n²·d/k) in the usual case, O(n²·d) at worst; O(n·d) memory.
+//! In low d the farthest and nearest queries go to the k-d tree of exact MDAV (`spatial.rs`,
+//! same [`IndexChoice`] rule, same answers, so the same partition); otherwise the scans read
+//! MDAV's compact int8 copy first (`compact.rs`, same rule, same answers).
 
 use super::clusters::ClusterStats;
+use super::compact::uses_compact;
 use super::norm_order::NormOrder;
 use super::remaining::Remaining;
+use super::spatial::{IndexChoice, SpatialIndex};
+use crate::centroid_table::CentroidTable;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
+use crate::kernels::Metric;
 use crate::parallel::Exec;
 use crate::partition::Partition;
 use crate::progress::Progress;
 
-/// Runs MDAV* (`plus = false`) or MDAV*+ (`plus = true`) on a working set (`1 ≤ k ≤ n`).
+/// The unassigned records' queries: the scans of [`Remaining`] (norm-pruned for the
+/// farthest), or a [`SpatialIndex`] of them that must see every removal.
+enum Queries<T> {
+    Scan(Option<NormOrder>),
+    Index(Box<SpatialIndex<T>>),
+}
+
+impl<T: Float> Queries<T> {
+    /// The index when `choice` picks it for `ws`, else the scans.
+    fn new(ws: &WorkingSet<T>, choice: IndexChoice) -> Self {
+        if choice.uses(ws.n(), ws.d(), ws.is_masked()) {
+            Queries::Index(Box::new(SpatialIndex::new(ws)))
+        } else {
+            // Missing values: partial distances, no norm pruning (see `remaining.rs`).
+            Queries::Scan((!ws.is_masked()).then(|| NormOrder::new(ws)))
+        }
+    }
+
+    /// Position of the unassigned record farthest from `center` (algebraic score, ties to
+    /// the lowest id).
+    fn farthest(&mut self, rest: &Remaining<T>, center: &[T]) -> usize {
+        match self {
+            Queries::Scan(order) => rest.farthest_by_norm_order(order.as_mut(), center),
+            Queries::Index(index) => {
+                rest.position_of(index.farthest(center, Metric::Algebraic).expect("unassigned"))
+            }
+        }
+    }
+
+    /// [`Remaining::nearest`]: the `count` unassigned records nearest to the one at `seed`,
+    /// nearest first, never the seed nor `also`. The index is asked for one more than
+    /// `count` when `also` is given, which leaves `count` after dropping it.
+    fn nearest(
+        &self,
+        rest: &Remaining<T>,
+        seed: usize,
+        count: usize,
+        also: Option<usize>,
+    ) -> Vec<usize> {
+        let Queries::Index(index) = self else { return rest.nearest(seed, count, also) };
+        let also = also.map(|p| rest.id(p));
+        let wanted = count + usize::from(also.is_some());
+        let ids = index.nearest(&rest.row(seed), Metric::Algebraic, wanted, rest.id(seed));
+        let kept = ids.into_iter().filter(|&id| Some(id) != also).take(count);
+        kept.map(|id| rest.position_of(id)).collect()
+    }
+
+    /// [`Remaining::remove_into`], keeping the index in step.
+    fn remove_into(&mut self, rest: &mut Remaining<T>, ps: &[usize], label: Option<u32>) -> u32 {
+        if let Queries::Index(index) = self {
+            ps.iter().for_each(|&p| index.remove(rest.id(p)));
+        }
+        rest.remove_into(ps, label)
+    }
+}
+
+/// The clusters, and with the records' index also their centroids in a [`CentroidTable`],
+/// which then answers clos(x̄) (its inertial query scores |C|/(|C|+1)·‖x̄ − c(C)‖² exactly as
+/// [`ClusterStats::join_cost`] does, ties to the lowest id) instead of a pass over all
+/// clusters.
+struct Clusters {
+    stats: ClusterStats,
+    table: Option<CentroidTable>,
+    /// Clusters of this size receive nothing (2k − 1 for MDAV*+): they leave the table.
+    cap: usize,
+}
+
+impl Clusters {
+    /// Adds the record `x` to cluster `g`.
+    fn add(&mut self, g: usize, x: &[f64]) {
+        self.stats.add(g, x);
+        if let Some(table) = &mut self.table {
+            let size = self.stats.size(g);
+            table.set(g, &self.stats.centroid(g), if size < self.cap { size } else { 0 });
+        }
+    }
+
+    /// clos(x): the cluster below the cap whose SSE rises least when `x` joins.
+    fn closest(&mut self, x: &[f64]) -> Option<usize> {
+        let Some(table) = &mut self.table else {
+            let s = &self.stats;
+            return s.argmin(|g| s.size(g) < self.cap, |g| s.join_cost(g, x));
+        };
+        table.nearest(x, true)
+    }
+}
+
+/// Runs MDAV* (`plus = false`) or MDAV*+ (`plus = true`) on a working set (`1 ≤ k ≤ n`),
+/// with the spatial index where `index` picks it, else the compact copy's scans where
+/// `compact` picks them (`compact.rs`; same answers).
 pub fn mdav_star<T: Float>(
     ws: WorkingSet<T>,
     k: usize,
     plus: bool,
+    index: IndexChoice,
+    compact: IndexChoice,
     exec: Exec,
     progress: &Progress,
 ) -> Partition {
     let center: Vec<T> = ws.prefix_means(ws.n());
-    // Missing values: partial distances, no norm pruning (see `remaining.rs`).
-    let mut order = (!ws.is_masked()).then(|| NormOrder::new(&ws));
-    let mut stats = ClusterStats::new_for(center.len(), ws.is_masked());
+    let mut queries = Queries::new(&ws, index);
+    let indexed = matches!(queries, Queries::Index(_));
+    let mut clusters = Clusters {
+        stats: ClusterStats::new_for(center.len(), ws.is_masked()),
+        table: indexed.then(|| CentroidTable::new(center.len(), index)),
+        cap: if plus { 2 * k - 1 } else { usize::MAX },
+    };
+    let compact = uses_compact(compact, ws.n(), ws.is_masked(), indexed);
     let mut rest = Remaining::new(ws, exec, progress);
+    if compact {
+        rest.use_compact_copy();
+    }
     let rows = |rest: &Remaining<T>, ps: &[usize]| -> Vec<Vec<f64>> {
         ps.iter().map(|&p| rest.row_f64(p)).collect()
     };
     while rest.len() >= k {
-        let xbar = rest.farthest_by_norm_order(order.as_mut(), &center);
-        let mut n1 = rest.nearest(xbar, k - 1, None);
+        let xbar = queries.farthest(&rest, &center);
+        let mut n1 = queries.nearest(&rest, xbar, k - 1, None);
         n1.push(xbar);
         let x = rest.row_f64(xbar);
-        let open = |s: &ClusterStats, g: usize| !plus || s.size(g) < 2 * k - 1;
-        let clos = if stats.is_empty() || rest.len() == k || k == 1 {
+        let clos = if clusters.stats.is_empty() || rest.len() == k || k == 1 {
             None
         } else {
-            stats.argmin(|g| open(&stats, g), |g| stats.join_cost(g, &x))
+            clusters.closest(&x)
         };
+        let stats = &clusters.stats;
         let joins = clos.filter(|&g| {
             let nu = n1[0];
-            let mut n2 = rest.nearest(nu, k - 1, Some(xbar));
+            let mut n2 = queries.nearest(&rest, nu, k - 1, Some(xbar));
             n2.push(nu);
             let cost1 = stats.sse_of(&rows(&rest, &n1)) / k as f64;
             let cost2 = (stats.join_cost(g, &x) + stats.sse_of(&rows(&rest, &n2))) / (k + 1) as f64;
@@ -62,19 +168,20 @@ pub fn mdav_star<T: Float>(
         });
         match joins {
             Some(g) => {
-                stats.add(g, &x);
-                rest.remove_into(&[xbar], Some(g as u32));
+                clusters.add(g, &x);
+                queries.remove_into(&mut rest, &[xbar], Some(g as u32));
             }
             None => {
-                let g = stats.push();
+                let g = clusters.stats.push();
                 for r in rows(&rest, &n1) {
-                    stats.add(g, &r);
+                    clusters.add(g, &r);
                 }
-                let label = rest.remove_into(&n1, None);
+                let label = queries.remove_into(&mut rest, &n1, None);
                 debug_assert_eq!(label as usize, g);
             }
         }
     }
+    let mut stats = clusters.stats;
     let mut leftovers: Vec<u32> = (0..rest.len()).map(|p| rest.id(p)).collect();
     leftovers.sort_unstable();
     for id in leftovers {
@@ -93,13 +200,22 @@ pub fn mdav_star<T: Float>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algorithms::test_shapes::shaped;
     use crate::dataset::Scaling;
     use ndarray::Array2;
     use proptest::prelude::*;
 
     fn run(x: &Array2<f64>, k: usize, plus: bool) -> Partition {
         let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
-        mdav_star(ws, k, plus, Exec::SEQUENTIAL, &Progress::new())
+        mdav_star(
+            ws,
+            k,
+            plus,
+            IndexChoice::Auto,
+            IndexChoice::Auto,
+            Exec::SEQUENTIAL,
+            &Progress::new(),
+        )
     }
 
     #[test]
@@ -122,6 +238,58 @@ mod tests {
             let x = Array2::from_shape_fn((n, d), |(i, j)| values[i * d + j] as f64);
             run(&x, k, false).check(k, None).unwrap();
             run(&x, k, true).check(k, Some((2 * k - 1).max(k))).unwrap();
+        }
+    }
+
+    fn labels_of<T: Float>(x: &Array2<f64>, k: usize, plus: bool, index: IndexChoice) -> Vec<u32> {
+        labels_with::<T>(x, k, plus, index, IndexChoice::Off)
+    }
+
+    fn labels_with<T: Float>(
+        x: &Array2<f64>,
+        k: usize,
+        plus: bool,
+        index: IndexChoice,
+        compact: IndexChoice,
+    ) -> Vec<u32> {
+        let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+        let (e, p) = (Exec::SEQUENTIAL, Progress::new());
+        mdav_star(ws, k, plus, index, compact, e, &p).labels().to_vec()
+    }
+
+    /// The index gives the scans' partition bit for bit: MDAV* and MDAV*+, f32 and f64.
+    fn index_equals_scan(x: &Array2<f64>, k: usize) {
+        for plus in [false, true] {
+            let [on, off] = [IndexChoice::On, IndexChoice::Off];
+            assert_eq!(labels_of::<f64>(x, k, plus, on), labels_of::<f64>(x, k, plus, off));
+            assert_eq!(labels_of::<f32>(x, k, plus, on), labels_of::<f32>(x, k, plus, off));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        #[test]
+        fn spatial_index_gives_the_scan_partition(
+            n in 1usize..3000, d in 1usize..9, k in 1usize..11, shape in 0u8..4, seed: u64,
+        ) {
+            index_equals_scan(&shaped(n.max(k), d, shape, seed), k);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        /// The compact copy's scans give the exact scans' partition: MDAV* and MDAV*+, f32 and
+        /// f64, ties included.
+        #[test]
+        fn compact_scan_gives_the_scan_partition(
+            n in 1usize..3000, d in 1usize..21, k in 1usize..11, shape in 0u8..4, seed: u64,
+        ) {
+            let x = shaped(n.max(k), d, shape, seed);
+            let [on, off] = [IndexChoice::On, IndexChoice::Off];
+            for plus in [false, true] {
+                prop_assert_eq!(labels_with::<f64>(&x, k, plus, off, on), labels_with::<f64>(&x, k, plus, off, off));
+                prop_assert_eq!(labels_with::<f32>(&x, k, plus, off, on), labels_with::<f32>(&x, k, plus, off, off));
+            }
         }
     }
 }

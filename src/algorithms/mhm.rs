@@ -16,6 +16,7 @@
 use super::cbfs::cbfs;
 use super::md::md_groups;
 use super::mdav::{MdavOptions, mdav};
+use super::spatial::IndexChoice;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
 use crate::parallel::Exec;
@@ -202,7 +203,7 @@ pub fn cbfs_path<T: Float>(
 /// The MD path of §4.2.2: MD's groups (counted in `progress`), the first one led by its
 /// seed r.
 pub fn md_path<T: Float>(ws: &WorkingSet<T>, k: usize, progress: &Progress) -> Vec<u32> {
-    let groups = md_groups(ws, k, progress);
+    let groups = md_groups(ws, k, IndexChoice::Auto, progress);
     group_path(ws, &groups, groups[0][0])
 }
 

@@ -18,4 +18,6 @@ pub mod ona_star;
 pub mod optimal;
 pub mod remaining;
 pub mod spatial;
+#[cfg(test)]
+pub(crate) mod test_shapes;
 pub mod vmdav;

@@ -44,12 +44,16 @@ impl IndexChoice {
     /// Whether to use the index on `n` records of dimension `d`; never with missing values
     /// (their partial distances have no box bound here).
     pub fn uses(self, n: usize, d: usize, masked: bool) -> bool {
-        !masked
-            && match self {
-                IndexChoice::On => true,
-                IndexChoice::Off => false,
-                IndexChoice::Auto => d <= AUTO_MAX_D && n >= auto_min_n(d),
-            }
+        !masked && self.picks(d <= AUTO_MAX_D && n >= auto_min_n(d))
+    }
+
+    /// On, off, or for `Auto` the caller's own rule `auto` (MD, the incremental fold).
+    pub fn picks(self, auto: bool) -> bool {
+        match self {
+            IndexChoice::On => true,
+            IndexChoice::Off => false,
+            IndexChoice::Auto => auto,
+        }
     }
 }
 

@@ -146,27 +146,58 @@ impl<T: Float> KdTree<T> {
             return false;
         }
         self.alive[id as usize] = false;
+        let (path, depth) = self.path(id);
+        for &node in &path[..depth] {
+            self.nodes[node].live -= 1;
+        }
+        self.refit_path(&path[..depth]);
+        true
+    }
+
+    /// Moves point `id` to `coords` (and, with keys, gives it `key`), reviving it if it was
+    /// removed, and refits the boxes on its path: the tree keeps its shape, so the boxes of
+    /// points that moved far may overlap (searches stay exact, only slower). For points that
+    /// drift, e.g. the centroids of growing groups (`crate::centroid_table`).
+    pub fn update(&mut self, id: u32, coords: &[T], key: Option<T>) {
+        let (pos, d) = (self.position[id as usize] as usize, self.dim);
+        self.coords[pos * d..(pos + 1) * d].copy_from_slice(coords);
+        if let (Some(key), false) = (key, self.keys.is_empty()) {
+            self.keys[pos] = key;
+        }
+        let (path, depth) = self.path(id);
+        if !std::mem::replace(&mut self.alive[id as usize], true) {
+            for &node in &path[..depth] {
+                self.nodes[node].live += 1;
+            }
+        }
+        self.refit_path(&path[..depth]);
+    }
+
+    /// The nodes from the root to the leaf holding `id`, and their number.
+    fn path(&self, id: u32) -> ([usize; 40], usize) {
         let pos = self.position[id as usize];
         // Median splits: depth ≤ log2(2^32) + 1 levels.
         let (mut path, mut depth) = ([0usize; 40], 0);
         let mut node = 0;
         loop {
-            self.nodes[node].live -= 1;
             path[depth] = node;
             depth += 1;
             let left = self.nodes[node].left as usize;
             if left == 0 {
-                break;
+                return (path, depth);
             }
             node = if pos < self.nodes[left].end { left } else { left + 1 };
         }
+    }
+
+    /// Refits the boxes (and key maxima) of a root-to-leaf path from the leaf up.
+    fn refit_path(&mut self, path: &[usize]) {
         // A box that does not change leaves every ancestor's box unchanged.
-        for &node in path[..depth].iter().rev() {
+        for &node in path.iter().rev() {
             if self.nodes[node].live > 0 && !self.refit(node) {
                 break;
             }
         }
-        true
     }
 
     /// Attaches a key to every point (`keys_by_id[id]`, e.g. ½‖x‖² for exact MDAV): each node
@@ -382,22 +413,31 @@ mod tests {
 
     proptest! {
         #[test]
-        fn equals_brute_force_with_ties_and_removals(
+        fn equals_brute_force_with_ties_removals_and_moves(
             d in 1usize..6,
             raw in prop::collection::vec(-4i32..4, 1..400),
             queries in prop::collection::vec(-5i32..5, 6..60),
             removed in prop::collection::vec(any::<u32>(), 0..40),
+            moved in prop::collection::vec((any::<u32>(), -8i32..8), 0..40),
         ) {
             // Small integers: many duplicate points and many exactly tied distances.
             let n = raw.len() / d;
             prop_assume!(n > 0);
-            let points: Vec<f64> = raw[..n * d].iter().map(|&v| v as f64 * 0.5).collect();
+            let mut points: Vec<f64> = raw[..n * d].iter().map(|&v| v as f64 * 0.5).collect();
             let mut tree = KdTree::with_leaf_size(&points, d, 3);
             let mut gone = vec![false; n];
             for r in removed {
                 let id = r % n as u32;
                 prop_assert_eq!(tree.remove(id), !gone[id as usize]);
                 gone[id as usize] = true;
+            }
+            // Moves, far ones included, revive removed points.
+            for (r, v) in moved {
+                let id = r % n as u32;
+                let to: Vec<f64> = (0..d).map(|j| (v + j as i32 % 3) as f64 * 0.5).collect();
+                tree.update(id, &to, None);
+                points[id as usize * d..(id as usize + 1) * d].copy_from_slice(&to);
+                gone[id as usize] = false;
             }
             prop_assert_eq!(tree.len(), gone.iter().filter(|g| !**g).count());
             for q in queries.chunks_exact(d) {

@@ -7,6 +7,7 @@
 
 mod assess;
 
+use crate::algorithms::spatial::IndexChoice;
 use crate::error::Error;
 use crate::float::Float;
 use crate::incremental::{Incremental, IncrementalOptions, Strategy, critical_head_start, plan};
@@ -244,7 +245,7 @@ struct IncrementalState {
 impl IncrementalState {
     /// Microaggregates the base part.
     #[new]
-    #[pyo3(signature = (x, k, base_method, *, strategy, inertial, standardize, refit_scaling, n_jobs))]
+    #[pyo3(signature = (x, k, base_method, *, strategy, inertial, standardize, refit_scaling, n_jobs, spatial_index=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -256,6 +257,7 @@ impl IncrementalState {
         standardize: bool,
         refit_scaling: bool,
         n_jobs: i64,
+        spatial_index: Option<bool>,
     ) -> PyResult<Self> {
         let base = Method::parse(base_method, &[]).map_err(to_py_err)?;
         let opts = IncrementalOptions {
@@ -264,6 +266,11 @@ impl IncrementalState {
             standardize,
             refit_scaling,
             parallelism: Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?,
+            spatial_index: match spatial_index {
+                None => IndexChoice::Auto,
+                Some(true) => IndexChoice::On,
+                Some(false) => IndexChoice::Off,
+            },
         };
         let inner = match &x {
             Data::F64(a) => {
