@@ -150,7 +150,7 @@ impl<T: Float> KdTree<T> {
         for &node in &path[..depth] {
             self.nodes[node].live -= 1;
         }
-        self.refit_path(&path[..depth]);
+        self.refit_path(&path[..depth], true);
         true
     }
 
@@ -165,12 +165,15 @@ impl<T: Float> KdTree<T> {
             self.keys[pos] = key;
         }
         let (path, depth) = self.path(id);
-        if !std::mem::replace(&mut self.alive[id as usize], true) {
+        let revived = !std::mem::replace(&mut self.alive[id as usize], true);
+        if revived {
             for &node in &path[..depth] {
                 self.nodes[node].live += 1;
             }
         }
-        self.refit_path(&path[..depth]);
+        // A revived point's ancestors left out its subtree while it had no live point,
+        // whatever box that subtree kept: refit them all.
+        self.refit_path(&path[..depth], !revived);
     }
 
     /// The nodes from the root to the leaf holding `id`, and their number.
@@ -190,11 +193,11 @@ impl<T: Float> KdTree<T> {
         }
     }
 
-    /// Refits the boxes (and key maxima) of a root-to-leaf path from the leaf up.
-    fn refit_path(&mut self, path: &[usize]) {
-        // A box that does not change leaves every ancestor's box unchanged.
+    /// Refits the boxes (and key maxima) of a root-to-leaf path from the leaf up; with
+    /// `stop_early`, up to the first that does not change (its ancestors' boxes cannot).
+    fn refit_path(&mut self, path: &[usize], stop_early: bool) {
         for &node in path.iter().rev() {
-            if self.nodes[node].live > 0 && !self.refit(node) {
+            if self.nodes[node].live > 0 && !self.refit(node) && stop_early {
                 break;
             }
         }
@@ -460,5 +463,16 @@ mod tests {
         let empty = KdTree::<f64>::new(&[], 2);
         assert!(empty.is_empty());
         assert!(!empty.clone().remove(0));
+    }
+
+    #[test]
+    fn a_revived_point_widens_its_ancestors() {
+        // Revived where its leaf's stale box already was: the root must still widen.
+        let mut tree = KdTree::with_leaf_size(&[0.0, 10.0], 1, 1);
+        tree.remove(0);
+        tree.update(0, &[0.0], None);
+        let mut t = Ties::within(1.0);
+        tree.search(&[0.0], &mut t);
+        assert_eq!(t.ids(), &[0]);
     }
 }
