@@ -21,6 +21,8 @@ use super::spatial::IndexChoice;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
 use crate::kernels::{BlockScorer, Exclude, Farthest, Nearest, Offer, Pick, Ranked, ScoreVisitor};
+use crate::parallel::Exec;
+use rayon::prelude::*;
 
 /// Smallest number of records where `IndexChoice::Auto` scans the compact copy: below it
 /// the remaining records fit the caches anyway (see `bench-results/mdav_large.md`).
@@ -62,49 +64,39 @@ pub struct CompactCopy<T> {
 }
 
 impl<T: Float> CompactCopy<T> {
-    /// Quantizes every record of `ws` (complete data) in its current position order.
-    pub fn new(ws: &WorkingSet<T>) -> Self {
+    /// Quantizes every record of `ws` (complete data) in its current position order, one
+    /// attribute per task where `exec` allows.
+    pub fn new(ws: &WorkingSet<T>, exec: Exec) -> Self {
         let (n, d) = (ws.n(), ws.d());
-        let mut copy = CompactCopy {
-            n,
-            d,
-            q: Vec::with_capacity(n * d),
-            mid: Vec::with_capacity(d),
-            step: Vec::with_capacity(d),
-            err: Vec::with_capacity(d),
-            max_abs: Vec::with_capacity(d),
-            max_half_norm: ws.half_norms().iter().fold(0.0, |a, h| a.max(h.as_f64().abs())),
-            rows: vec![T::zero(); n * (d + 1)],
+        let columns: Vec<Quantized> = if exec.is_parallel() {
+            (0..d).into_par_iter().map(|j| Quantized::of(ws.column(j))).collect()
+        } else {
+            (0..d).map(|j| Quantized::of(ws.column(j))).collect()
         };
-        for j in 0..d {
-            let col = ws.column(j);
-            let (lo, hi) = col.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-                (lo.min(v.as_f64()), hi.max(v.as_f64()))
-            });
-            let (mid, step) = (lo + (hi - lo) / 2.0, (hi - lo) / (2.0 * QMAX));
-            let mut err: f64 = 0.0;
-            for v in col {
-                let v = v.as_f64();
-                let q =
-                    if step > 0.0 { ((v - mid) / step).round().clamp(-QMAX, QMAX) } else { 0.0 };
-                err = err.max((v - (mid + step * q)).abs());
-                copy.q.push(q as i8);
-            }
-            let max_abs = lo.abs().max(hi.abs());
-            // The f64 evaluation of the error is itself rounded: widen by a few ulps of |x|.
-            copy.err.push(err + 8.0 * f64::EPSILON * (max_abs + mid.abs() + step * QMAX));
-            copy.mid.push(mid);
-            copy.step.push(step);
-            copy.max_abs.push(max_abs);
-        }
-        for (p, &id) in ws.ids().iter().enumerate() {
-            let row = &mut copy.rows[id as usize * (d + 1)..(id as usize + 1) * (d + 1)];
+        let mut rows = vec![T::zero(); n * (d + 1)];
+        let fill = |(id, row): (usize, &mut [T])| {
+            let p = ws.position_of(id as u32);
             for (j, r) in row[..d].iter_mut().enumerate() {
                 *r = ws.column(j)[p];
             }
             row[d] = ws.half_norms()[p];
+        };
+        if exec.is_parallel() {
+            rows.par_chunks_mut(d + 1).enumerate().for_each(fill);
+        } else {
+            rows.chunks_mut(d + 1).enumerate().for_each(fill);
         }
-        copy
+        CompactCopy {
+            n,
+            d,
+            q: columns.iter().flat_map(|c| c.codes.iter().copied()).collect(),
+            mid: columns.iter().map(|c| c.mid).collect(),
+            step: columns.iter().map(|c| c.step).collect(),
+            err: columns.iter().map(|c| c.err).collect(),
+            max_abs: columns.iter().map(|c| c.max_abs).collect(),
+            max_half_norm: ws.half_norms().iter().fold(0.0, |a, h| a.max(h.as_f64().abs())),
+            rows,
+        }
     }
 
     /// Exchanges the records at positions `a` and `b` (mirrors `WorkingSet::swap`).
@@ -161,6 +153,39 @@ impl<T: Float> CompactCopy<T> {
         let exact_rounding = (dims + 2.0) * eps * (self.max_half_norm + dot(&r, &self.max_abs));
         let bound = quantization * (1.0 + 1e-9) + 2.0 * (approx_rounding + exact_rounding);
         CompactQuery { copy: self, w, c0, margin: 2.0 * bound }
+    }
+}
+
+/// One attribute quantized: x = mid + step·q within err.
+struct Quantized {
+    codes: Vec<i8>,
+    mid: f64,
+    step: f64,
+    err: f64,
+    max_abs: f64,
+}
+
+impl Quantized {
+    fn of<T: Float>(col: &[T]) -> Self {
+        let (lo, hi) = col.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v.as_f64()), hi.max(v.as_f64()))
+        });
+        let (mid, step) = (lo + (hi - lo) / 2.0, (hi - lo) / (2.0 * QMAX));
+        let mut err: f64 = 0.0;
+        let codes = col
+            .iter()
+            .map(|v| {
+                let v = v.as_f64();
+                let q =
+                    if step > 0.0 { ((v - mid) / step).round().clamp(-QMAX, QMAX) } else { 0.0 };
+                err = err.max((v - (mid + step * q)).abs());
+                q as i8
+            })
+            .collect();
+        let max_abs = lo.abs().max(hi.abs());
+        // The f64 evaluation of the error is itself rounded: widen by a few ulps of |x|.
+        let err = err + 8.0 * f64::EPSILON * (max_abs + mid.abs() + step * QMAX);
+        Quantized { codes, mid, step, err, max_abs }
     }
 }
 
@@ -332,8 +357,10 @@ macro_rules! single_selection {
             }
 
             fn recheck(&mut self, bands: Band<T>, exact: &impl Fn(usize) -> Pick<T>) {
-                for p in bands.into_positions() {
-                    self.offer(exact(p));
+                // All scores first: the candidates' rows load in parallel.
+                let picks: Vec<Pick<T>> = bands.into_positions().into_iter().map(exact).collect();
+                for p in picks {
+                    self.offer(p);
                 }
             }
         }

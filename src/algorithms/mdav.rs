@@ -105,7 +105,7 @@ pub fn mdav<T: Float>(
     // is not: masked data scans. The spatial index answers that query itself.
     let mut order =
         (!indexed && opts.norm_pruning && metric == Metric::Algebraic && !ws.is_masked())
-            .then(|| NormOrder::new(&ws));
+            .then(|| NormOrder::new(&ws, exec));
     let compact = metric == Metric::Algebraic
         && uses_compact(opts.compact_scan, ws.n(), ws.is_masked(), indexed);
     let mut rest = Remaining::new(ws, exec, progress);

@@ -41,12 +41,12 @@ enum Queries<T> {
 
 impl<T: Float> Queries<T> {
     /// The index when `choice` picks it for `ws`, else the scans.
-    fn new(ws: &WorkingSet<T>, choice: IndexChoice) -> Self {
+    fn new(ws: &WorkingSet<T>, choice: IndexChoice, exec: Exec) -> Self {
         if choice.uses(ws.n(), ws.d(), ws.is_masked()) {
             Queries::Index(Box::new(SpatialIndex::new(ws)))
         } else {
             // Missing values: partial distances, no norm pruning (see `remaining.rs`).
-            Queries::Scan((!ws.is_masked()).then(|| NormOrder::new(ws)))
+            Queries::Scan((!ws.is_masked()).then(|| NormOrder::new(ws, exec)))
         }
     }
 
@@ -132,7 +132,7 @@ pub fn mdav_star<T: Float>(
     progress: &Progress,
 ) -> Partition {
     let center: Vec<T> = ws.prefix_means(ws.n());
-    let mut queries = Queries::new(&ws, index);
+    let mut queries = Queries::new(&ws, index, exec);
     let indexed = matches!(queries, Queries::Index(_));
     let mut clusters = Clusters {
         stats: ClusterStats::new_for(center.len(), ws.is_masked()),

@@ -18,6 +18,8 @@
 use crate::dataset::WorkingSet;
 use crate::float::Float;
 use crate::kernels::Pick;
+use crate::parallel::Exec;
+use rayon::slice::ParallelSliceMut;
 
 /// Original ids sorted by decreasing norm, with assigned ones removed lazily.
 #[derive(Debug, Clone)]
@@ -30,14 +32,19 @@ pub struct NormOrder {
 }
 
 impl NormOrder {
-    /// The order of every record of `ws` (O(n log n)).
-    pub fn new<T: Float>(ws: &WorkingSet<T>) -> Self {
+    /// The order of every record of `ws` (O(n log n); a parallel sort where `exec` allows).
+    pub fn new<T: Float>(ws: &WorkingSet<T>, exec: Exec) -> Self {
         let mut ids: Vec<u32> = ws.ids().to_vec();
         let h = ws.half_norms();
-        ids.sort_unstable_by(|&a, &b| {
+        let by_norm = |&a: &u32, &b: &u32| {
             let (ha, hb) = (h[ws.position_of(a)], h[ws.position_of(b)]);
             hb.partial_cmp(&ha).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
-        });
+        };
+        if exec.is_parallel() {
+            ids.par_sort_unstable_by(by_norm);
+        } else {
+            ids.sort_unstable_by(by_norm);
+        }
         NormOrder { ids, head: 0, skip: 0, backoff: 0 }
     }
 
@@ -132,12 +139,12 @@ mod tests {
         // best score, so proving the answer takes exactly two visits.
         let x = Array2::from_shape_fn((100, 1), |(i, _)| i as f64);
         let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
-        let best = NormOrder::new(&ws)
+        let best = NormOrder::new(&ws, Exec::SEQUENTIAL)
             .farthest(&ws, 100, &[0.0], 2, |p, _| ws.algebraic_score(p, &[0.0]))
             .unwrap()
             .unwrap();
         assert_eq!(best.id, 0, "tie to the lowest id");
-        let mut order = NormOrder::new(&ws);
+        let mut order = NormOrder::new(&ws, Exec::SEQUENTIAL);
         assert_eq!(order.farthest(&ws, 100, &[0.0], 1, |p, _| ws.algebraic_score(p, &[0.0])), None);
         assert_eq!(
             order.farthest(&ws, 100, &[0.0], 2, |p, _| ws.algebraic_score(p, &[0.0])),
@@ -165,7 +172,7 @@ mod tests {
             prop_assume!(n >= 2);
             let x = Array2::from_shape_fn((n, d), |(i, j)| values[i * d + j] as f64);
             let ws = WorkingSet::<f32>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
-            let mut order = NormOrder::new(&ws);
+            let mut order = NormOrder::new(&ws, Exec::SEQUENTIAL);
             let mut ws = ws;
             let mut m = n;
             let c: Vec<f32> = (0..d).map(|j| (shift * (j as f64 + 1.0) / 3.0) as f32).collect();

@@ -94,7 +94,7 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// (`WorkingSet::swap_keys`), and values are read by id from the copy's rows.
     pub fn use_compact_copy(&mut self) {
         debug_assert!(!self.ws.is_masked(), "the compact copy needs complete data");
-        self.compact = Some(CompactCopy::new(&self.ws));
+        self.compact = Some(CompactCopy::new(&self.ws, self.exec));
     }
 
     /// Number of unassigned records.
