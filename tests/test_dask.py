@@ -64,9 +64,13 @@ def dask_parts(ddf: Any, max_part: int, by: list[str], allow_missing: bool = Fal
     spec = plan_module.Spec(QI, by, 3, max_part, True, allow_missing)
     plan = plan_module.plan_cuts(plan_module.FrameRef(ddf[QI + by]), spec)
     meta = ddf._meta.assign(**{mdask._ROW: np.zeros(0, np.int64), mdask._PART: np.zeros(0, np.int64)})
-    tagged = ddf.map_partitions(mdask._tag, plan, spec, meta=meta, partition_info=True).compute()
+    tagged = ddf.map_partitions(tag_partition, plan, spec, meta=meta, partition_info=True).compute()
     rows, parts = tagged[mdask._ROW].to_numpy(), tagged[mdask._PART].to_numpy()
     return [np.sort(rows[parts == q]) for q in range(len(plan.part_sizes))]
+
+
+def tag_partition(part: pd.DataFrame, plan: Any, spec: Any, partition_info: Any = None) -> pd.DataFrame:
+    return mdask._tag(part, plan, spec, partition_info["number"] if partition_info else 0)
 
 
 def same_parts(found: list[np.ndarray], expected: list[np.ndarray]) -> bool:

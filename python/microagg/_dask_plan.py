@@ -215,7 +215,7 @@ class _Runner:
 
 
 @contextlib.contextmanager
-def _executor() -> Iterator[_Runner]:
+def executor() -> Iterator[_Runner]:
     """The cluster this planner task runs on (through ``worker_client``, so the planner's
     thread is free meanwhile), else the local scheduler."""
     try:
@@ -377,7 +377,7 @@ def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
     returns the :class:`Plan`. Raises ``ValueError`` for empty data, non-finite values,
     missing values when they are not allowed, ``k`` above the number of records or a stratum
     with fewer than ``k`` records."""
-    with _executor() as runner:
+    with executor() as runner:
         passes = _Passes(runner, source.frame.to_delayed())
         scans = passes.raw(_scan, spec)
         n = int(sum(s[0] for s in scans))

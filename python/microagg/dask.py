@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ._api import METHODS, microaggregate
-from ._dask_plan import FrameRef, Plan, Spec, descend, plan_cuts, standardized, stratum_codes
+from ._dask_plan import FrameRef, Plan, Spec, descend, executor, plan_cuts, standardized, stratum_codes
 from ._parts import group_part, workflow_options
 from ._validation import check_bool, check_int, check_str
 
@@ -132,7 +132,14 @@ def anonymize(
     spec = Spec(cols, by_cols, k, max_part, standardize, missing != "error")
     plan = dask.delayed(plan_cuts, pure=False)(FrameRef(ddf[cols + by_cols]), spec)
     tagged_meta = ddf._meta.assign(**{_ROW: np.zeros(0, np.int64), _PART: np.zeros(0, np.int64)})
-    tagged = ddf.map_partitions(_tag, plan, spec, meta=tagged_meta, partition_info=True)
+    # Each partition is read inside its tagging task, which depends on the plan only: had
+    # the tasks taken ddf's partitions as inputs, the scheduler would read the whole frame
+    # into worker memory while the (seceded) planner task runs.
+    source = dask.delayed(FrameRef(ddf), traverse=False)
+    tag = dask.delayed(_tag_partition, pure=False)
+    tagged = dd.from_delayed(
+        [tag(source, number, plan, spec) for number in range(ddf.npartitions)], meta=tagged_meta, verify_meta=False
+    )
     shuffled = tagged.shuffle(on=_PART, npartitions=ddf.npartitions)
     release = dict(
         k=k, method=method, columns=cols, weights=weight_cols[0] if weight_cols else None,
@@ -174,9 +181,17 @@ def _quasi_identifiers(ddf: Any, columns: Any, others: set[Any]) -> list[Any]:
     return cols
 
 
-def _tag(frame: pd.DataFrame, plan: Plan, spec: Spec, partition_info: Optional[dict[str, Any]] = None) -> pd.DataFrame:
-    """Adds each record's row id and part number (the leaf of the cut tree it falls in)."""
-    number = partition_info["number"] if partition_info else 0
+def _tag_partition(source: FrameRef, number: int, plan: Plan, spec: Spec) -> pd.DataFrame:
+    """Reads partition ``number`` of ``source.frame`` (on the cluster this task runs on) and
+    tags it (:func:`_tag`)."""
+    with executor() as runner:
+        frame = runner.compute([source.frame.partitions[number]])[0]
+    return _tag(frame, plan, spec, number)
+
+
+def _tag(frame: pd.DataFrame, plan: Plan, spec: Spec, number: int) -> pd.DataFrame:
+    """Adds each record's row id and part number (the leaf of the cut tree it falls in) to
+    partition ``number``."""
     ids = plan.offsets[number] + np.arange(len(frame), dtype=np.int64)
     if len(frame) != plan.offsets[number + 1] - plan.offsets[number]:
         raise RuntimeError("the DataFrame's partitions changed between planning and release")
