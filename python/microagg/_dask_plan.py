@@ -25,6 +25,8 @@ runs them with ``dask.compute``.
 from __future__ import annotations
 
 import contextlib
+import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional, Sequence
 
@@ -33,6 +35,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from ._parts import shared_scale
+
+LOG = logging.getLogger("microagg.dask")
+"""Reports each planning step (passes over the data, seconds) at INFO level."""
 
 TIE = 1e-9
 """Relative tolerance under which two attributes' scores are a tie (as in parts.rs)."""
@@ -50,6 +55,8 @@ Int = npt.NDArray[np.int64]
 UInt = npt.NDArray[np.uint64]
 Float = npt.NDArray[np.float64]
 Keys = npt.NDArray[np.void]
+Sample = tuple[Int, Int, Float]
+"""Sampled records: their node's slot, row ids and standardized values (all attributes)."""
 Bracket = tuple[UInt, Int, UInt, Int]
 """Per active node: the lowest key inside (bits, id) and the first key past the end."""
 
@@ -241,26 +248,37 @@ class _Passes:
         self.runner, self.parts = runner, list(parts)
         self.state: Any = None
         self.nodes: list[Any] = []
+        self.count = 0
 
     def raw(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
         """``fn(frame, *args, index=i)`` for every partition frame."""
         import dask
 
         shared = dask.delayed(args, pure=False, traverse=False)
+        self.count += 1
         return self.runner.compute([dask.delayed(_on_frame)(p, fn, shared, i) for i, p in enumerate(self.parts)])
 
-    def start_level(self, state: _State) -> None:
-        """Places every record in its node of ``state.tree`` (kept for the level's passes)."""
+    def start_level(self, state: _State, slot_of: Int, n_slots: int) -> list[tuple[Float, Float]]:
+        """Places every record in its node of ``state.tree`` (kept for the level's passes,
+        one step down from the previous level's nodes) and returns, per partition, the
+        observed count and sum of every active node (:func:`_part_sums`): one pass."""
         import dask
 
         self.state = dask.delayed(state, pure=False, traverse=False)
-        self.nodes = self.runner.persist([dask.delayed(_nodes)(p, self.state, i) for i, p in enumerate(self.parts)])
+        shared = dask.delayed((slot_of, n_slots), pure=False, traverse=False)
+        previous = self.nodes or [None] * len(self.parts)
+        self.count += 1
+        self.nodes = self.runner.persist(
+            [dask.delayed(_start)(p, before, self.state, shared, i) for i, (p, before) in enumerate(zip(self.parts, previous))]
+        )
+        return self.runner.compute([dask.delayed(_second)(pair) for pair in self.nodes])
 
     def blocks(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
         """``fn(block, *args, index=i)`` for every partition's :class:`_Block` of this level."""
         import dask
 
         shared = dask.delayed(args, pure=False, traverse=False)
+        self.count += 1
         return self.runner.compute(
             [dask.delayed(_on_block)(p, nodes, self.state, fn, shared, i) for i, (p, nodes) in enumerate(zip(self.parts, self.nodes))]
         )
@@ -270,14 +288,25 @@ def _on_frame(frame: pd.DataFrame, fn: Callable[..., Any], args: tuple[Any, ...]
     return fn(frame, *args, index=index)
 
 
-def _nodes(frame: pd.DataFrame, state: _State, index: int) -> npt.NDArray[np.int32]:
-    ids, z = state.records(frame, index)
-    return descend(stratum_codes(frame, state.spec.by, state.strata), ids, z, state.tree).astype(np.int32)
+Level = tuple[npt.NDArray[np.int32], tuple[Float, Float]]
+"""What a level's first pass keeps of a partition: each record's node, and the active nodes'
+observed counts and sums."""
 
 
-def _on_block(frame: pd.DataFrame, nodes: npt.NDArray[np.int32], state: _State, fn: Callable[..., Any], args: tuple[Any, ...], index: int) -> Any:
+def _start(frame: pd.DataFrame, before: Optional[Level], state: _State, args: tuple[Int, int], index: int) -> Level:
     ids, z = state.records(frame, index)
-    return fn(_Block(ids, z, nodes.astype(np.int64)), *args, index=index)
+    start = stratum_codes(frame, state.spec.by, state.strata) if before is None else before[0].astype(np.int64)
+    node = descend(start, ids, z, state.tree)
+    return node.astype(np.int32), _part_sums(_Block(ids, z, node), *args, index=index)
+
+
+def _second(pair: Level) -> tuple[Float, Float]:
+    return pair[1]
+
+
+def _on_block(frame: pd.DataFrame, level: Level, state: _State, fn: Callable[..., Any], args: tuple[Any, ...], index: int) -> Any:
+    ids, z = state.records(frame, index)
+    return fn(_Block(ids, z, level[0].astype(np.int64)), *args, index=index)
 
 
 # --- per-block steps (run where the block lives) -------------------------------------------
@@ -312,10 +341,22 @@ def _part_sums(block: _Block, slot_of: Int, n_slots: int, index: int) -> tuple[F
     return _sums_by_slot(slot, ok.astype(np.float64), n_slots), _sums_by_slot(slot, np.where(ok, z, 0.0), n_slots)
 
 
-def _part_deviations(block: _Block, slot_of: Int, means: Float, index: int) -> Float:
-    """Per active node and attribute: sum of squared deviations of the observed values."""
+def _part_deviations(block: _Block, slot_of: Int, means: Float, stride: Int, index: int) -> tuple[Float, Sample]:
+    """Per active node and attribute: sum of squared deviations of the observed values; and
+    every ``stride[slot]``-th record of each node, in row order (the first selection round's
+    sample, taken before the cut attribute is known)."""
     rows, slot = _slots(block, slot_of)
-    return _sums_by_slot(slot, np.nan_to_num((block.z[rows] - means[slot]) ** 2, nan=0.0), len(means))
+    deviations = _sums_by_slot(slot, np.nan_to_num((block.z[rows] - means[slot]) ** 2, nan=0.0), len(means))
+    keep = _every(slot, stride)
+    return deviations, (slot[keep], block.ids[rows[keep]], block.z[rows[keep]])
+
+
+def _every(slot: Int, stride: Int) -> Int:
+    """Positions of every ``stride[s]``-th entry of each slot s, in the given order."""
+    order = np.argsort(slot, kind="stable")
+    ordered = slot[order]
+    keep = (np.arange(len(ordered)) - np.searchsorted(ordered, ordered, side="left")) % stride[ordered] == 0
+    return np.sort(order[keep])
 
 
 def _sums_by_slot(slot: Int, values: Float, n_slots: int) -> Float:
@@ -341,9 +382,7 @@ def _less(bits: UInt, ids: Int, other_bits: UInt, other_ids: Int) -> npt.NDArray
 def _sample(block: _Block, slot_of: Int, attr: Int, bracket: Bracket, stride: Int, index: int) -> Keys:
     """Every ``stride[slot]``-th bracketed record of each node, in row order (packed keys)."""
     slot, bits, ids = _bracketed(block, slot_of, attr, bracket)
-    order = np.argsort(slot, kind="stable")
-    slot, bits, ids = slot[order], bits[order], ids[order]
-    keep = (np.arange(len(slot)) - np.searchsorted(slot, slot, side="left")) % stride[slot] == 0
+    keep = _every(slot, stride)
     return pack_keys(slot[keep], bits[keep], ids[keep])
 
 
@@ -377,6 +416,7 @@ def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
     returns the :class:`Plan`. Raises ``ValueError`` for empty data, non-finite values,
     missing values when they are not allowed, ``k`` above the number of records or a stratum
     with fewer than ``k`` records."""
+    started = time.perf_counter()
     with executor() as runner:
         passes = _Passes(runner, source.frame.to_delayed())
         scans = passes.raw(_scan, spec)
@@ -396,10 +436,18 @@ def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
         for size in ([n] if strata is None else strata["_size"].tolist()):
             tree.add(int(size))
         active = [v for v in range(len(tree.size)) if tree.size[v] > spec.max_part]
+        LOG.info("%d records in %d partitions: scaling and strata in %d passes, %.1f s", n, len(offsets) - 1, passes.count, time.perf_counter() - started)
+        level = 0
         while active:
-            passes.start_level(_State(spec, offsets, mean, scale, codes, tree.arrays()))
-            _cut_level(passes.blocks, tree, active)
+            t0, count = time.perf_counter(), passes.count
+            slot_of = np.full(len(tree.size), -1, dtype=np.int64)
+            slot_of[active] = np.arange(len(active))
+            sums = passes.start_level(_State(spec, offsets, mean, scale, codes, tree.arrays()), slot_of, len(active))
+            _cut_level(passes.blocks, sums, tree, active, slot_of)
+            level += 1
+            LOG.info("cut level %d: %d parts cut in %d passes, %.1f s", level, len(active), passes.count - count, time.perf_counter() - t0)
             active = [c for v in active for c in (tree.left[v], tree.right[v]) if tree.size[c] > spec.max_part]
+    LOG.info("planned in %.1f s", time.perf_counter() - started)
     attr, cut_bits, cut_id, left, right = tree.arrays()
     part = np.full(len(attr), -1, dtype=np.int64)
     leaves = [v for root in range(1 if strata is None else len(strata)) for v in _leaves(tree, root)]
@@ -456,21 +504,20 @@ Run = Callable[..., list[Any]]
 """``run(fn, *args)``: ``fn(block, *args, index=i)`` over every partition's records."""
 
 
-def _cut_level(run: Run, tree: _Tree, active: list[int]) -> None:
-    """Cuts every node in ``active`` in two (appending the children to ``tree``)."""
-    slot_of = np.full(len(tree.size), -1, dtype=np.int64)
-    slot_of[active] = np.arange(len(active))
-    n_slots = len(active)
-    sums = run(_part_sums, slot_of, n_slots)
+def _cut_level(run: Run, sums: list[tuple[Float, Float]], tree: _Tree, active: list[int], slot_of: Int) -> None:
+    """Cuts every node in ``active`` (slot ``slot_of[v]``, observed counts and sums
+    ``sums`` per partition) in two, appending the children to ``tree``."""
     count = np.sum([s[0] for s in sums], axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.sum([s[1] for s in sums], axis=0) / count
-    scores = np.sum(run(_part_deviations, slot_of, means), axis=0)
-    scores = np.where(count > 0, scores, 0.0)
+    sizes = np.array([tree.size[v] for v in active], dtype=np.int64)
+    found = run(_part_deviations, slot_of, means, np.maximum(1, sizes // SAMPLES))
+    scores = np.where(count > 0, np.sum([f[0] for f in found], axis=0), 0.0)
     best = np.maximum(scores.max(axis=1), 0.0)
     attr = np.argmax(scores >= (best * (1.0 - TIE))[:, None], axis=1).astype(np.int64)
-    sizes = np.array([tree.size[v] for v in active], dtype=np.int64)
-    cut_bits, cut_id = _select(run, slot_of, attr, sizes // 2, sizes)
+    slot, ids, z = (np.concatenate(column) for column in zip(*(f[1] for f in found)))
+    sample = pack_keys(slot, order_bits(z[np.arange(len(slot)), attr[slot]]), ids)
+    cut_bits, cut_id = _select(run, slot_of, attr, sizes // 2, sizes, sample)
     for s, v in enumerate(active):
         tree.attr[v], tree.cut_bits[v], tree.cut_id[v] = int(attr[s]), int(cut_bits[s]), int(cut_id[s])
         half = int(sizes[s] // 2)
@@ -478,18 +525,22 @@ def _cut_level(run: Run, tree: _Tree, active: list[int]) -> None:
         tree.right[v] = tree.add(int(sizes[s]) - half)
 
 
-def _select(run: Run, slot_of: Int, attr: Int, rank: Int, size: Int) -> tuple[UInt, Int]:
+def _select(run: Run, slot_of: Int, attr: Int, rank: Int, size: Int, first: Keys) -> tuple[UInt, Int]:
     """The key (value bits, row id) of rank ``rank[s]`` (0-based, in key order) among each
-    active node's records: exact, by bracketing rounds then one pull."""
+    active node's records: exact, by bracketing rounds then one pull. ``first`` is the first
+    round's sample (packed keys of every ``max(1, size // SAMPLES)``-th record of each
+    node), taken by the deviations pass."""
     n_slots = len(rank)
     lo_bits, lo_id = np.zeros(n_slots, np.uint64), np.zeros(n_slots, np.int64)
     hi_bits, hi_id = np.full(n_slots, _NAN_BITS), np.full(n_slots, np.iinfo(np.int64).max)
     bracket = (lo_bits, lo_id, hi_bits, hi_id)
     rank, inside = rank.copy(), size.copy()
+    sample: Optional[Keys] = first
     while (inside > PULL).any():
-        stride = np.maximum(1, inside // SAMPLES)
-        sample = np.sort(np.concatenate(run(_sample, slot_of, attr, bracket, stride)))
-        pivots = _pivots(sample, inside > PULL, n_slots)
+        if sample is None:
+            sample = np.concatenate(run(_sample, slot_of, attr, bracket, np.maximum(1, inside // SAMPLES)))
+        sample, fresh = None, np.sort(sample)
+        pivots = _pivots(fresh, inside > PULL, n_slots)
         p_slot, p_bits, p_id = unpack_keys(pivots)
         n_piv = np.bincount(p_slot, minlength=n_slots)
         first = np.concatenate([[0], np.cumsum(n_piv)])
