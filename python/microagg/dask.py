@@ -146,7 +146,10 @@ def anonymize(
         aggregation=aggregation, missing=missing, n_jobs=n_jobs, group_column=group_column,
         method_params=method_params,
     )
-    return shuffled.map_partitions(_release, plan, release, meta=_release_meta(ddf._meta, cols, group_column))
+    # Delayed tasks again (not map_partitions with the plan as an argument, which gives the
+    # planner a second graph key: it ran twice).
+    grouped = [dask.delayed(_release)(part, plan, release) for part in shuffled.to_delayed()]
+    return dd.from_delayed(grouped, meta=_release_meta(ddf._meta, cols, group_column), verify_meta=False)
 
 
 def _names(ddf: Any, names: Any, what: str) -> list[Any]:
