@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from ._dask_strata import combine, describe, partition_strata
 from ._parts import shared_scale
 
 LOG = logging.getLogger("microagg.dask")
@@ -97,13 +98,16 @@ class Spec:
     max_part: int
     standardize: bool
     allow_missing: bool
+    merge: bool = False
+    """``small_strata="merge"``: undersized strata are merged, not an error."""
 
 
 @dataclass
 class Plan:
     """The cut tree and the global scaling: small, sent to every task of the release.
 
-    Nodes ``0..n_strata-1`` are the strata (in ``strata`` row order); an internal node
+    Nodes ``0..r-1`` are the strata that remain after merges (``strata`` maps each stratum
+    to its node in column ``_root``), in code order; an internal node
     sends a record to ``left`` when its key (value of attribute ``attr``, row id) is below
     (``cut_bits``, ``cut_id``), else to ``right``; a leaf's ``part`` is its part number,
     parts numbered left to right, stratum after stratum.
@@ -204,12 +208,12 @@ def standardized(frame: pd.DataFrame, columns: Sequence[Any], mean: Float, scale
 
 
 def stratum_codes(frame: pd.DataFrame, by: Sequence[Any], strata: Optional[pd.DataFrame]) -> Int:
-    """Each record's stratum: its row in ``strata`` (NaN matches NaN); 0 without strata."""
+    """Each record's root node: column ``_root`` of its row in ``strata`` (NaN matches
+    NaN); 0 without strata."""
     if strata is None:
         return np.zeros(len(frame), dtype=np.int64)
-    codes = strata.assign(_stratum=np.arange(len(strata)))
-    merged = frame[list(by)].reset_index(drop=True).merge(codes, how="left", on=list(by))
-    return np.asarray(merged["_stratum"].to_numpy(dtype=np.int64), dtype=np.int64)
+    merged = frame[list(by)].reset_index(drop=True).merge(strata[[*by, "_root"]], how="left", on=list(by))
+    return np.asarray(merged["_root"].to_numpy(dtype=np.int64), dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -314,10 +318,10 @@ def _on_block(frame: pd.DataFrame, level: Level, state: _State, fn: Callable[...
 
 def _scan(frame: pd.DataFrame, spec: Spec, index: int) -> tuple[int, Int, Float, bool, Optional[pd.DataFrame]]:
     """Records, observed counts and sums per column, whether any value is ±inf, and the
-    strata with their sizes."""
+    strata with their sizes (:func:`partition_strata`)."""
     x = frame[spec.columns].to_numpy(dtype=np.float64, na_value=np.nan)
     observed = ~np.isnan(x)
-    strata = frame.groupby(spec.by, dropna=False, sort=False).size().rename("_size").reset_index() if spec.by else None
+    strata = partition_strata(frame, spec.by, x, spec.merge) if spec.by else None
     return len(x), observed.sum(axis=0), np.where(observed, x, 0.0).sum(axis=0), bool(np.isinf(x).any()), strata
 
 
@@ -424,17 +428,24 @@ def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
         counts = np.sum([s[1] for s in scans], axis=0)
         sums = np.sum([s[2] for s in scans], axis=0)
         _check_values(spec, n, counts, any(s[3] for s in scans))
-        mean = sums / counts if spec.standardize else np.zeros(len(spec.columns))
+        centre = sums / counts
+        mean = centre if spec.standardize else np.zeros(len(spec.columns))
         scale = np.ones(len(spec.columns))
         if spec.standardize:
             sd = np.sqrt(np.sum(passes.raw(_squared_deviations, spec, mean), axis=0) / counts)
             scale = shared_scale(np.where((sd > 0) & np.isfinite(sd), sd, 1.0))
-        strata = _strata(spec, [s[4] for s in scans], n)
+        strata: Optional[pd.DataFrame] = None
+        if spec.by:
+            # The core centres on the file's mean whether or not it standardizes.
+            strata, merges = combine(spec.by, spec.k, [s[4] for s in scans], spec.merge, centre, scale)
+            if merges:
+                LOG.info("small strata merged: %s", describe(spec.by, strata, merges))
         offsets = np.concatenate([[0], np.cumsum([s[0] for s in scans])]).astype(np.int64)
-        codes = None if strata is None else strata.drop(columns="_size")
+        codes = None if strata is None else strata[[*spec.by, "_root"]]
         tree = _Tree()
-        for size in ([n] if strata is None else strata["_size"].tolist()):
+        for size in ([n] if strata is None else [m for m in strata["_size"].tolist() if m > 0]):
             tree.add(int(size))
+        roots = len(tree.size)
         active = [v for v in range(len(tree.size)) if tree.size[v] > spec.max_part]
         LOG.info("%d records in %d partitions: scaling and strata in %d passes, %.1f s", n, len(offsets) - 1, passes.count, time.perf_counter() - started)
         level = 0
@@ -450,7 +461,7 @@ def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
     LOG.info("planned in %.1f s", time.perf_counter() - started)
     attr, cut_bits, cut_id, left, right = tree.arrays()
     part = np.full(len(attr), -1, dtype=np.int64)
-    leaves = [v for root in range(1 if strata is None else len(strata)) for v in _leaves(tree, root)]
+    leaves = [v for root in range(roots) for v in _leaves(tree, root)]
     part[leaves] = np.arange(len(leaves))
     return Plan(
         mean, scale, offsets, codes,
@@ -478,26 +489,6 @@ def _check_values(spec: Spec, n: int, counts: Int, infinite: bool) -> None:
     if (counts == 0).any():
         bad = [str(c) for c, m in zip(spec.columns, counts) if m == 0]
         raise ValueError(f"column(s) {', '.join(bad)} have no observed value")
-
-
-def _strata(spec: Spec, parts: list[Optional[pd.DataFrame]], n: int) -> Optional[pd.DataFrame]:
-    """The distinct strata with their sizes, sorted (NaN last); ``ValueError`` naming every
-    stratum smaller than k."""
-    if not spec.by:
-        return None
-    found = pd.concat([p for p in parts if p is not None], ignore_index=True)
-    strata = found.groupby(spec.by, dropna=False, sort=False)["_size"].sum().reset_index()
-    try:
-        strata = strata.sort_values(spec.by, na_position="last", ignore_index=True)
-    except TypeError:  # mixed types in a column: keep the order of first appearance
-        pass
-    small = strata[strata["_size"] < spec.k]
-    if len(small):
-        names = "; ".join(
-            f"{dict(zip(spec.by, row[:-1]))} has {row[-1]}" for row in small.itertuples(index=False)
-        )
-        raise ValueError(f"by: strata with fewer than k={spec.k} records: {names}")
-    return strata
 
 
 Run = Callable[..., list[Any]]

@@ -26,12 +26,17 @@ import numpy as np
 import pandas as pd
 
 from ._api import METHODS, microaggregate
-from ._dask_plan import FrameRef, Plan, Spec, descend, executor, plan_cuts, standardized, stratum_codes
+from ._dask_plan import FrameRef, Int, Plan, Spec, descend, executor, plan_cuts, standardized, stratum_codes
+from ._dask_strata import SMALL_STRATA
 from ._parts import group_part, workflow_options
 from ._validation import check_bool, check_int, check_str
 
 _ROW = "__microagg_row"
 _PART = "__microagg_part"
+
+FIXED_GROUP_COUNT = ("mdav",)
+"""Methods that always form ``size // k`` groups from a part of ``size`` records: their
+group ids are consecutive as soon as each part is grouped."""
 
 
 
@@ -46,6 +51,7 @@ def anonymize(
     method: str = "mdav",
     *,
     by: Any = None,
+    small_strata: str = "error",
     max_part: int = 100_000,
     weights: Any = None,
     aggregation: str = "mean",
@@ -71,8 +77,13 @@ def anonymize(
     method : str, default "mdav"
         One of :data:`microagg.METHODS`, run on every part.
     by : column name or list of names, optional
-        Strata: no group (and no part) crosses a stratum; NaN is a stratum of its own; a
-        stratum with fewer than ``k`` records is an error naming it.
+        Strata: no group (and no part) crosses a stratum; NaN is a stratum of its own.
+    small_strata : {"error", "merge"}, default "error"
+        A stratum with fewer than ``k`` records is an error naming it, or (``"merge"``) is
+        merged into the stratum with the nearest centroid, repeatedly, as
+        :func:`microagg.anonymize` merges (see :mod:`microagg._dask_strata`); the merges
+        are logged (logger ``microagg.dask``, INFO) and the ``by`` columns are released
+        unchanged, as locally.
     max_part : int, default 100 000
         Largest part; at least ``2 * k``.
     weights : column name, optional
@@ -85,9 +96,12 @@ def anonymize(
     n_jobs : int, default 1
         Threads of each part's grouping.
     group_column : column name, optional
-        Adds this column with each record's group id: ids are unique over the whole frame
-        (each part's ids start after the largest number of groups the previous parts can
-        hold, ``size // k``), not consecutive.
+        Adds this column with each record's group id, 0..G-1, numbered part by part as the
+        local run numbers them (the labels of :func:`microagg.microaggregate` with the same
+        ``max_part``). A part's first id depends on how many groups every earlier part
+        formed; except for ``mdav``, which always forms ``size // k`` groups, that is known
+        only once every part is grouped, so Dask keeps each grouped partition (in worker
+        memory, spilled to disk when short) until the last one is grouped.
     **method_params
         Options of ``method``, as for :func:`microagg.microaggregate`.
 
@@ -117,6 +131,9 @@ def anonymize(
     max_part = check_int(max_part, "max_part")
     if max_part < 2 * k:
         raise ValueError(f"max_part must be at least 2k = {2 * k} so that both halves of a cut hold k records, got {max_part}")
+    small_strata = check_str(small_strata, "small_strata")
+    if small_strata not in SMALL_STRATA:
+        raise ValueError(f"small_strata must be one of {', '.join(SMALL_STRATA)}, got {small_strata!r}")
     standardize = check_bool(standardize, "standardize")
     n_jobs = check_int(n_jobs, "n_jobs")
     by_cols = _names(ddf, by, "by")
@@ -129,7 +146,7 @@ def anonymize(
     options = workflow_options(weights=bool(weight_cols), aggregation=aggregation, missing=missing)
     # Check the method and its parameters now rather than on the workers.
     microaggregate(np.arange(2.0 * k * len(cols)).reshape(2 * k, len(cols)), k, method, **options, **method_params)
-    spec = Spec(cols, by_cols, k, max_part, standardize, missing != "error")
+    spec = Spec(cols, by_cols, k, max_part, standardize, missing != "error", small_strata == "merge")
     plan = dask.delayed(plan_cuts, pure=False)(FrameRef(ddf[cols + by_cols]), spec)
     tagged_meta = ddf._meta.assign(**{_ROW: np.zeros(0, np.int64), _PART: np.zeros(0, np.int64)})
     # Each partition is read inside its tagging task, which depends on the plan only: had
@@ -148,8 +165,12 @@ def anonymize(
     )
     # Delayed tasks again (not map_partitions with the plan as an argument, which gives the
     # planner a second graph key: it ran twice).
-    grouped = [dask.delayed(_release)(part, plan, release) for part in shuffled.to_delayed()]
-    return dd.from_delayed(grouped, meta=_release_meta(ddf._meta, cols, group_column), verify_meta=False)
+    grouped = [dask.delayed(_release, nout=2)(part, plan, release) for part in shuffled.to_delayed()]
+    frames = [frame for frame, _ in grouped]
+    if group_column is not None and method not in FIXED_GROUP_COUNT:
+        first = dask.delayed(_first_ids)([counts for _, counts in grouped], plan)
+        frames = [dask.delayed(_renumber)(frame, plan, first, k, group_column) for frame in frames]
+    return dd.from_delayed(frames, meta=_release_meta(ddf._meta, cols, group_column), verify_meta=False)
 
 
 def _names(ddf: Any, names: Any, what: str) -> list[Any]:
@@ -209,9 +230,10 @@ def _release_meta(meta: pd.DataFrame, cols: list[Any], group_column: Any) -> pd.
     return out if group_column is None else out.assign(**{group_column: np.zeros(0, np.int64)})
 
 
-def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> pd.DataFrame:
+def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> tuple[pd.DataFrame, Int]:
     """Groups every part of one shuffled partition and releases its records; rows come out
-    in row-id order, without the helper columns."""
+    in row-id order, without the helper columns. Group ids start at each part's
+    ``plan.label_offsets``; also returns ``(part, number of groups)`` of each part here."""
     frame = frame.iloc[np.argsort(frame[_ROW].to_numpy(), kind="stable")]
     parts = frame[_PART].to_numpy()
     values = frame[opts["columns"]].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -219,6 +241,7 @@ def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> pd.DataFr
     released = np.empty_like(values)
     labels = np.empty(len(frame), dtype=np.int64)
     offsets = plan.label_offsets(opts["k"])
+    counts = []
     for part in np.unique(parts):
         rows = np.flatnonzero(parts == part)
         labels[rows], released[rows] = group_part(
@@ -227,9 +250,29 @@ def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> pd.DataFr
             aggregation=opts["aggregation"], missing=opts["missing"], n_jobs=opts["n_jobs"],
             **opts["method_params"],
         )
+        counts.append((part, int(labels[rows].max() - offsets[part] + 1)))
+        if opts["method"] in FIXED_GROUP_COUNT and counts[-1][1] != len(rows) // opts["k"]:
+            raise RuntimeError(f"method {opts['method']!r} formed {counts[-1][1]} groups from {len(rows)} records")
     out = frame.drop(columns=[_ROW, _PART])
     for j, c in enumerate(opts["columns"]):  # names need not be strings
         out[c] = released[:, j]
     if opts["group_column"] is not None:
         out[opts["group_column"]] = labels
-    return out
+    return out, np.array(counts, dtype=np.int64).reshape(-1, 2)
+
+
+def _first_ids(counts: list[Int], plan: Plan) -> Int:
+    """Each part's first group id when ids are consecutive, part after part."""
+    groups = np.zeros(len(plan.part_sizes), dtype=np.int64)
+    for table in counts:
+        groups[table[:, 0]] = table[:, 1]
+    return np.concatenate([[0], np.cumsum(groups)[:-1]]).astype(np.int64)
+
+
+def _renumber(frame: pd.DataFrame, plan: Plan, first: Int, k: int, group_column: Any) -> pd.DataFrame:
+    """Group ids made consecutive: a part's ids, which start at its ``label_offsets``, move
+    to start at ``first`` (its part is the last offset at or below the id)."""
+    offsets = plan.label_offsets(k)
+    ids = frame[group_column].to_numpy()
+    part = np.searchsorted(offsets, ids, side="right") - 1
+    return frame.assign(**{group_column: ids - offsets[part] + first[part]})
