@@ -9,7 +9,7 @@ order (value, row id), missing values after every observed one. Row ids are posi
 the frame. Strata (``by``) are the roots of the tree and are cut independently.
 
 Every step is a pass over the data (each task reads one input partition again, so a worker
-holds one partition at a time; only each record's current node, 4 bytes, is kept between
+holds one partition at a time; only each record's current node, 2 bytes, is kept between
 passes) that returns per-part summaries, all parts of a level together. A level costs three
 passes: (1) squared deviations of each part (the cut attribute) and a sample of its records;
 (2) exact counts of the records between pivots taken from that sample (as many as leave
@@ -262,7 +262,7 @@ def executor() -> Iterator[_Runner]:
 
 class _Passes:
     """Runs per-partition steps over the source. Each pass reads its partition again, so a
-    worker holds one partition at a time; only the records' current nodes (4 bytes a
+    worker holds one partition at a time; only the records' current nodes (2 bytes a
     record) are kept between the passes of a level, and Dask recomputes them from the
     source if a worker is lost."""
 
@@ -360,7 +360,12 @@ def _start(frame: pd.DataFrame, before: Optional[Level], state: _State, args: tu
     ids, z = state.records(frame, index)
     start = stratum_codes(frame, state.spec.by, state.strata) if before is None else before[0].astype(np.int64)
     node = descend(start, ids, z, state.tree)
-    return node.astype(np.int32), _part_sums(_Block(ids, z, node), *args, index=index)
+    return _compact(node), _part_sums(_Block(ids, z, node), *args, index=index)
+
+
+def _compact(node: Int) -> npt.NDArray[np.signedinteger[Any]]:
+    """Nodes as kept between passes: 2 bytes a record while the tree has under 32 768 nodes."""
+    return node.astype(np.int16 if node.max(initial=0) < 2**15 else np.int32)
 
 
 def _second(pair: Level) -> tuple[Float, Float]:
@@ -391,7 +396,7 @@ def _pull_start(frame: pd.DataFrame, before: Level, state: _State, args: tuple[A
     node[rows[left]] = children[slot[left], 0]
     node[rows[right]] = children[slot[right], 1]
     sums = _part_sums(_Block(ids, z, node), next_slot_of, n_next, index)
-    return node.astype(np.int32), sums, (pack_keys(slot[inside], bits[inside], rid[inside]), z[rows[inside]])
+    return _compact(node), sums, (pack_keys(slot[inside], bits[inside], rid[inside]), z[rows[inside]])
 
 
 def _on_block(frame: pd.DataFrame, level: Level, state: _State, fn: Callable[..., Any], args: tuple[Any, ...], index: int) -> Any:
