@@ -74,7 +74,12 @@ def on_cluster(
 
     import dask.dataframe as dd
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    import dask
+
+    # Dask's p2p shuffle buffers up to 1 GiB of outgoing data a worker by default: with
+    # workers limited to a few hundred MiB, one paused at 80% and the shuffle stalled.
+    small = {"distributed.p2p.comm.buffer": "64 MiB", "distributed.p2p.storage.buffer": "32 MiB"} if memory_limit else {}
+    with dask.config.set(small), LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       memory_limit=memory_limit or "auto") as cluster, Client(cluster) as client:
         if log:
             client.run(log_to, log)

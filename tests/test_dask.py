@@ -272,6 +272,13 @@ def test_cli_dask_engine(client: Any, tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(argv) == 2 and "exists" in capsys.readouterr().err  # never overwrites
     assert main([*argv[:6], "--max-part", "4", "-o", str(tmp_path / "x")]) == 2
     assert "max_part" in capsys.readouterr().err
+    # --small-strata merge reaches the Dask engine (a stratum of 2 records, k = 3)
+    small = df.assign(region=["tiny"] * 2 + list(df["region"][2:]))
+    dd.from_pandas(small, npartitions=3).to_parquet(tmp_path / "small.parquet")
+    merged = ["anonymize", str(tmp_path / "small.parquet"), *argv[2:], "-o", str(tmp_path / "m.parquet")]
+    assert main(merged) == 2 and "small_strata='merge'" in capsys.readouterr().err
+    assert main([*merged, "--small-strata", "merge"]) == 0
+    assert dd.read_parquet(tmp_path / "m.parquet").compute()["region"].eq("tiny").sum() == 2
     # the local engine with the same --max-part releases the same values
     local = tmp_path / "local.parquet"
     assert main([*argv[:4], *argv[8:], "-o", str(local)]) == 0

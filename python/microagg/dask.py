@@ -12,10 +12,12 @@ it with ``to_parquet``) runs the whole pipeline on the Dask cluster::
 
 How it runs: the records are cut into parts of at most ``max_part`` records by Mondrian-V
 cuts on the globally standardized values, exactly as ``microagg.anonymize(...,
-max_part=...)`` cuts them (see :mod:`microagg._dask_plan`: every cut level is a few passes
+max_part=...)`` cuts them (see :mod:`microagg._dask_plan`: every cut level is three passes
 over the data returning per-part summaries); then one shuffle puts each part in one
 partition, where the Rust core groups it (:func:`microagg._parts.group_part`). No step
-gathers the data set in one place: memory per worker is O(max_part · d) plus Dask's own.
+gathers the data set in one place: the input partitions are read by the release only once
+the plan exists (never held while planning), and memory per worker is O(partition size)
+plus Dask's own.
 """
 
 from __future__ import annotations
@@ -117,7 +119,8 @@ def anonymize(
     TypeError
         ``ddf`` is not a Dask DataFrame, or a chosen column is not numeric.
     ValueError
-        An unknown column or option, ``max_part < 2k``. Errors that depend on the data
+        An unknown column or option (``small_strata``, ``aggregation``, ``missing``, the
+        method or its parameters), ``max_part < 2k``. Errors that depend on the data
         (missing or infinite values, a small stratum, ``k`` above the number of records)
         are raised when the result is computed.
     """
