@@ -66,7 +66,8 @@ def log_to(path: str) -> None:
 
 
 def on_cluster(
-    src: Path, out: Path, k: int, max_part: int, memory_limit: Optional[str], log: Optional[str] = None
+    src: Path, out: Path, k: int, max_part: int, memory_limit: Optional[str], log: Optional[str] = None,
+    no_pause: bool = False,
 ) -> tuple[float, list[float]]:
     """Seconds for read → anonymize → write on a fresh 2-worker LocalCluster, and each
     worker's peak memory (MiB)."""
@@ -76,9 +77,12 @@ def on_cluster(
 
     import dask
 
-    # Dask's p2p shuffle buffers up to 1 GiB of outgoing data a worker by default: with
-    # workers limited to a few hundred MiB, one paused at 80% and the shuffle stalled.
-    small = {"distributed.p2p.comm.buffer": "64 MiB", "distributed.p2p.storage.buffer": "32 MiB"} if memory_limit else {}
+    # Dask's p2p shuffle buffers up to 1 GiB of outgoing data a worker by default; with a
+    # memory limit, smaller buffers (at 3e7 on 536 MiB workers a worker still paused at 80%
+    # for good and the shuffle stalled; --no-pause: the nanny restarted both at 95%).
+    small: dict[str, object] = {"distributed.p2p.comm.buffer": "64 MiB", "distributed.p2p.storage.buffer": "32 MiB"} if memory_limit else {}
+    if no_pause:
+        small["distributed.worker.memory.pause"] = False
     with dask.config.set(small), LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       memory_limit=memory_limit or "auto") as cluster, Client(cluster) as client:
         if log:
@@ -158,6 +162,7 @@ def main() -> None:
     ap.add_argument("--rows-per-file", type=int, default=250_000)
     ap.add_argument("--out-of-core", action="store_true",
                     help="instead: one cluster run whose worker memory limits add up to less than the data")
+    ap.add_argument("--no-pause", action="store_true", help="workers never pause at 80%% of their memory limit")
     ap.add_argument("--log", help="append the planner's per-level log (from the workers) to this file")
     ap.add_argument("--tmp", default=tempfile.gettempdir())
     args = ap.parse_args()
@@ -170,7 +175,7 @@ def main() -> None:
         make_parquet(src, args.n, args.rows_per_file)
         load = os.getloadavg()
         print(f"{args.n:,} x 4 records ({data_mib:.0f} MiB in memory); load {load}", flush=True)
-        seconds, peaks = on_cluster(src, work / "cluster", args.k, args.max_part, limit, args.log)
+        seconds, peaks = on_cluster(src, work / "cluster", args.k, args.max_part, limit, args.log, args.no_pause)
         after = os.getloadavg()
         rows.append((f"LocalCluster, 2 workers x 1 thread{f', memory limit {limit} each' if limit else ''}", seconds, peaks))
         print(rows[-1], f"load after {after}", flush=True)
