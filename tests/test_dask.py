@@ -64,9 +64,13 @@ def dask_parts(ddf: Any, max_part: int, by: list[str], allow_missing: bool = Fal
     spec = plan_module.Spec(QI, by, 3, max_part, True, allow_missing)
     plan = plan_module.plan_cuts(plan_module.FrameRef(ddf[QI + by]), spec)
     meta = ddf._meta.assign(**{mdask._ROW: np.zeros(0, np.int64), mdask._PART: np.zeros(0, np.int64)})
-    tagged = ddf.map_partitions(mdask._tag, plan, spec, meta=meta, partition_info=True).compute()
+    tagged = ddf.map_partitions(tag_partition, plan, spec, meta=meta, partition_info=True).compute()
     rows, parts = tagged[mdask._ROW].to_numpy(), tagged[mdask._PART].to_numpy()
     return [np.sort(rows[parts == q]) for q in range(len(plan.part_sizes))]
+
+
+def tag_partition(part: pd.DataFrame, plan: Any, spec: Any, partition_info: Any = None) -> pd.DataFrame:
+    return mdask._tag(part, plan, spec, partition_info["number"] if partition_info else 0)
 
 
 def same_parts(found: list[np.ndarray], expected: list[np.ndarray]) -> bool:
@@ -137,6 +141,57 @@ def test_release_equals_the_local_pipeline(client: Any, by: list[str]) -> None:
     local = ma.anonymize(df, 4, QI, max_part=600, **options)
     out = mdask.anonymize(dd.from_pandas(df, npartitions=5), 4, QI, max_part=600, **options).compute()
     np.testing.assert_allclose(out.loc[df.index, QI].to_numpy(), local[QI].to_numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_small_strata_merge_equals_the_local_pipeline(client: Any) -> None:
+    import microagg as ma
+
+    k, max_part = 4, 300
+    df = frame(3000, seed=8)
+    # Three undersized strata: two of 1 record (the lower code merges first), one of 3.
+    df.loc[df.index[[5, 900]], "region"] = ["tiny", "wee"]
+    df.loc[df.index[[10, 11, 12]], "region"] = "small"
+    df.loc[df.index[[10, 11, 12]], "a"] = [40.0, 41.0, 42.0]  # far out: nearest to no large stratum in particular
+    local = ma.microaggregate(df[QI].to_numpy(np.float64), k, by=df["region"], small_strata="merge", max_part=max_part)
+    assert len(local.merges) == 3
+    ddf = dd.from_pandas(df, npartitions=4)
+    out = mdask.anonymize(ddf, k, QI, by="region", small_strata="merge", max_part=max_part, group_column="g").compute()
+    out = out.loc[df.index]
+    np.testing.assert_array_equal(out["g"].to_numpy(), local.labels)  # the same ids, 0..G-1
+    expected = ma.anonymize(df, k, QI, by="region", small_strata="merge", max_part=max_part)
+    np.testing.assert_allclose(out[QI].to_numpy(), expected[QI].to_numpy(), rtol=1e-12, atol=1e-12)
+    pd.testing.assert_series_equal(out["region"], df["region"], check_dtype=False)  # labels kept, as locally
+    assert out.groupby("g").size().min() >= k
+    with pytest.raises(ValueError, match="small_strata"):
+        mdask.anonymize(ddf, k, QI, by="region", small_strata="nearest")
+    with pytest.raises(ValueError, match="small_strata='merge'"):
+        mdask.anonymize(ddf, k, QI, by="region", max_part=max_part).compute()
+
+
+def test_merge_rule_ties_go_to_the_lowest_code() -> None:
+    from microagg._dask_strata import merge_small
+
+    # Strata 1 and 3 are undersized and equally small: 1 goes first, to the nearer of 0 and
+    # 2 (equally near: the lower code, 0); then 3 joins 2, nearer than 0's merged centroid.
+    sizes = np.array([5, 1, 5, 1])
+    centroids = np.array([[0.0], [1.0], [2.0], [10.0]])
+    after, merges, into = merge_small(sizes, centroids, 3)
+    assert merges == [(1, 0, 1), (3, 2, 1)]
+    assert after.tolist() == [6, 0, 6, 0] and into.tolist() == [0, 0, 2, 2]
+
+
+@pytest.mark.parametrize("method", ["mdav", "mondrian-v"])
+def test_group_ids_are_the_local_labels(client: Any, method: str) -> None:
+    import microagg as ma
+
+    df = frame(6000, seed=9)
+    local = ma.microaggregate(df[QI].to_numpy(np.float64), 3, method, by=df["region"], max_part=400)
+    out = mdask.anonymize(dd.from_pandas(df, npartitions=4), 3, QI, method, by="region", max_part=400, group_column="g")
+    got = out.compute().loc[df.index, "g"].to_numpy()
+    if method != "mdav":  # fewer groups than size // k: ids wait for every part
+        assert len(np.unique(local.labels)) < len(df) // 3
+    np.testing.assert_array_equal(got, local.labels)  # ... and the ids are still 0..G-1, as locally
+    assert np.array_equal(np.unique(got), np.arange(got.max() + 1))
 
 
 def test_a_missing_stratum_label_is_a_stratum(client: Any) -> None:
@@ -217,6 +272,13 @@ def test_cli_dask_engine(client: Any, tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(argv) == 2 and "exists" in capsys.readouterr().err  # never overwrites
     assert main([*argv[:6], "--max-part", "4", "-o", str(tmp_path / "x")]) == 2
     assert "max_part" in capsys.readouterr().err
+    # --small-strata merge reaches the Dask engine (a stratum of 2 records, k = 3)
+    small = df.assign(region=["tiny"] * 2 + list(df["region"][2:]))
+    dd.from_pandas(small, npartitions=3).to_parquet(tmp_path / "small.parquet")
+    merged = ["anonymize", str(tmp_path / "small.parquet"), *argv[2:], "-o", str(tmp_path / "m.parquet")]
+    assert main(merged) == 2 and "small_strata='merge'" in capsys.readouterr().err
+    assert main([*merged, "--small-strata", "merge"]) == 0
+    assert dd.read_parquet(tmp_path / "m.parquet").compute()["region"].eq("tiny").sum() == 2
     # the local engine with the same --max-part releases the same values
     local = tmp_path / "local.parquet"
     assert main([*argv[:4], *argv[8:], "-o", str(local)]) == 0

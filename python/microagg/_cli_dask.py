@@ -73,8 +73,6 @@ def run(args: argparse.Namespace) -> int:
     if os.path.exists(out):
         raise CliError(f"{out} exists; choose another -o (nothing is overwritten)")
     params = dict(_parse_param(p) for p in args.param)
-    if getattr(args, "small_strata", "error") != "error":
-        raise CliError("--small-strata merge is not available with --engine dask")
     if getattr(args, "trim", None) is not None:
         params["trim"] = args.trim
     for name in ("weights", "aggregation", "missing"):  # the local engine's workflow flags, when present
@@ -89,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"cannot read {src} as Parquet: {exc}") from None
         result = mdask.anonymize(
             ddf, args.k, _names(args.columns), args.method, by=_names(args.by), max_part=max_part,
+            small_strata=getattr(args, "small_strata", None) or "error",
             standardize=not args.no_standardize, n_jobs=args.jobs, **params,
         )
         tmp = tempfile.mkdtemp(prefix=".microagg-", dir=os.path.dirname(os.path.abspath(out)))

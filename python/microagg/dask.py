@@ -12,10 +12,12 @@ it with ``to_parquet``) runs the whole pipeline on the Dask cluster::
 
 How it runs: the records are cut into parts of at most ``max_part`` records by Mondrian-V
 cuts on the globally standardized values, exactly as ``microagg.anonymize(...,
-max_part=...)`` cuts them (see :mod:`microagg._dask_plan`: every cut level is a few passes
+max_part=...)`` cuts them (see :mod:`microagg._dask_plan`: every cut level is three passes
 over the data returning per-part summaries); then one shuffle puts each part in one
 partition, where the Rust core groups it (:func:`microagg._parts.group_part`). No step
-gathers the data set in one place: memory per worker is O(max_part · d) plus Dask's own.
+gathers the data set in one place: the input partitions are read by the release only once
+the plan exists (never held while planning), and memory per worker is O(partition size)
+plus Dask's own.
 """
 
 from __future__ import annotations
@@ -26,12 +28,17 @@ import numpy as np
 import pandas as pd
 
 from ._api import METHODS, microaggregate
-from ._dask_plan import FrameRef, Plan, Spec, descend, plan_cuts, standardized, stratum_codes
+from ._dask_plan import FrameRef, Int, Plan, Spec, descend, executor, plan_cuts, standardized, stratum_codes
+from ._dask_strata import SMALL_STRATA
 from ._parts import group_part, workflow_options
 from ._validation import check_bool, check_int, check_str
 
 _ROW = "__microagg_row"
 _PART = "__microagg_part"
+
+FIXED_GROUP_COUNT = ("mdav",)
+"""Methods that always form ``size // k`` groups from a part of ``size`` records: their
+group ids are consecutive as soon as each part is grouped."""
 
 
 
@@ -46,6 +53,7 @@ def anonymize(
     method: str = "mdav",
     *,
     by: Any = None,
+    small_strata: str = "error",
     max_part: int = 100_000,
     weights: Any = None,
     aggregation: str = "mean",
@@ -71,8 +79,13 @@ def anonymize(
     method : str, default "mdav"
         One of :data:`microagg.METHODS`, run on every part.
     by : column name or list of names, optional
-        Strata: no group (and no part) crosses a stratum; NaN is a stratum of its own; a
-        stratum with fewer than ``k`` records is an error naming it.
+        Strata: no group (and no part) crosses a stratum; NaN is a stratum of its own.
+    small_strata : {"error", "merge"}, default "error"
+        A stratum with fewer than ``k`` records is an error naming it, or (``"merge"``) is
+        merged into the stratum with the nearest centroid, repeatedly, as
+        :func:`microagg.anonymize` merges (see :mod:`microagg._dask_strata`); the merges
+        are logged (logger ``microagg.dask``, INFO) and the ``by`` columns are released
+        unchanged, as locally.
     max_part : int, default 100 000
         Largest part; at least ``2 * k``.
     weights : column name, optional
@@ -85,9 +98,12 @@ def anonymize(
     n_jobs : int, default 1
         Threads of each part's grouping.
     group_column : column name, optional
-        Adds this column with each record's group id: ids are unique over the whole frame
-        (each part's ids start after the largest number of groups the previous parts can
-        hold, ``size // k``), not consecutive.
+        Adds this column with each record's group id, 0..G-1, numbered part by part as the
+        local run numbers them (the labels of :func:`microagg.microaggregate` with the same
+        ``max_part``). A part's first id depends on how many groups every earlier part
+        formed; except for ``mdav``, which always forms ``size // k`` groups, that is known
+        only once every part is grouped, so Dask keeps each grouped partition (in worker
+        memory, spilled to disk when short) until the last one is grouped.
     **method_params
         Options of ``method``, as for :func:`microagg.microaggregate`.
 
@@ -103,7 +119,8 @@ def anonymize(
     TypeError
         ``ddf`` is not a Dask DataFrame, or a chosen column is not numeric.
     ValueError
-        An unknown column or option, ``max_part < 2k``. Errors that depend on the data
+        An unknown column or option (``small_strata``, ``aggregation``, ``missing``, the
+        method or its parameters), ``max_part < 2k``. Errors that depend on the data
         (missing or infinite values, a small stratum, ``k`` above the number of records)
         are raised when the result is computed.
     """
@@ -117,6 +134,9 @@ def anonymize(
     max_part = check_int(max_part, "max_part")
     if max_part < 2 * k:
         raise ValueError(f"max_part must be at least 2k = {2 * k} so that both halves of a cut hold k records, got {max_part}")
+    small_strata = check_str(small_strata, "small_strata")
+    if small_strata not in SMALL_STRATA:
+        raise ValueError(f"small_strata must be one of {', '.join(SMALL_STRATA)}, got {small_strata!r}")
     standardize = check_bool(standardize, "standardize")
     n_jobs = check_int(n_jobs, "n_jobs")
     by_cols = _names(ddf, by, "by")
@@ -129,17 +149,31 @@ def anonymize(
     options = workflow_options(weights=bool(weight_cols), aggregation=aggregation, missing=missing)
     # Check the method and its parameters now rather than on the workers.
     microaggregate(np.arange(2.0 * k * len(cols)).reshape(2 * k, len(cols)), k, method, **options, **method_params)
-    spec = Spec(cols, by_cols, k, max_part, standardize, missing != "error")
+    spec = Spec(cols, by_cols, k, max_part, standardize, missing != "error", small_strata == "merge")
     plan = dask.delayed(plan_cuts, pure=False)(FrameRef(ddf[cols + by_cols]), spec)
     tagged_meta = ddf._meta.assign(**{_ROW: np.zeros(0, np.int64), _PART: np.zeros(0, np.int64)})
-    tagged = ddf.map_partitions(_tag, plan, spec, meta=tagged_meta, partition_info=True)
+    # Each partition is read inside its tagging task, which depends on the plan only: had
+    # the tasks taken ddf's partitions as inputs, the scheduler would read the whole frame
+    # into worker memory while the (seceded) planner task runs.
+    source = dask.delayed(FrameRef(ddf), traverse=False)
+    tag = dask.delayed(_tag_partition, pure=False)
+    tagged = dd.from_delayed(
+        [tag(source, number, plan, spec) for number in range(ddf.npartitions)], meta=tagged_meta, verify_meta=False
+    )
     shuffled = tagged.shuffle(on=_PART, npartitions=ddf.npartitions)
     release = dict(
         k=k, method=method, columns=cols, weights=weight_cols[0] if weight_cols else None,
         aggregation=aggregation, missing=missing, n_jobs=n_jobs, group_column=group_column,
         method_params=method_params,
     )
-    return shuffled.map_partitions(_release, plan, release, meta=_release_meta(ddf._meta, cols, group_column))
+    # Delayed tasks again (not map_partitions with the plan as an argument, which gives the
+    # planner a second graph key: it ran twice).
+    grouped = [dask.delayed(_release, nout=2)(part, plan, release) for part in shuffled.to_delayed()]
+    frames = [frame for frame, _ in grouped]
+    if group_column is not None and method not in FIXED_GROUP_COUNT:
+        first = dask.delayed(_first_ids)([counts for _, counts in grouped], plan)
+        frames = [dask.delayed(_renumber)(frame, plan, first, k, group_column) for frame in frames]
+    return dd.from_delayed(frames, meta=_release_meta(ddf._meta, cols, group_column), verify_meta=False)
 
 
 def _names(ddf: Any, names: Any, what: str) -> list[Any]:
@@ -174,9 +208,17 @@ def _quasi_identifiers(ddf: Any, columns: Any, others: set[Any]) -> list[Any]:
     return cols
 
 
-def _tag(frame: pd.DataFrame, plan: Plan, spec: Spec, partition_info: Optional[dict[str, Any]] = None) -> pd.DataFrame:
-    """Adds each record's row id and part number (the leaf of the cut tree it falls in)."""
-    number = partition_info["number"] if partition_info else 0
+def _tag_partition(source: FrameRef, number: int, plan: Plan, spec: Spec) -> pd.DataFrame:
+    """Reads partition ``number`` of ``source.frame`` (on the cluster this task runs on) and
+    tags it (:func:`_tag`)."""
+    with executor() as runner:
+        frame = runner.compute([source.frame.partitions[number]])[0]
+    return _tag(frame, plan, spec, number)
+
+
+def _tag(frame: pd.DataFrame, plan: Plan, spec: Spec, number: int) -> pd.DataFrame:
+    """Adds each record's row id and part number (the leaf of the cut tree it falls in) to
+    partition ``number``."""
     ids = plan.offsets[number] + np.arange(len(frame), dtype=np.int64)
     if len(frame) != plan.offsets[number + 1] - plan.offsets[number]:
         raise RuntimeError("the DataFrame's partitions changed between planning and release")
@@ -191,9 +233,10 @@ def _release_meta(meta: pd.DataFrame, cols: list[Any], group_column: Any) -> pd.
     return out if group_column is None else out.assign(**{group_column: np.zeros(0, np.int64)})
 
 
-def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> pd.DataFrame:
+def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> tuple[pd.DataFrame, Int]:
     """Groups every part of one shuffled partition and releases its records; rows come out
-    in row-id order, without the helper columns."""
+    in row-id order, without the helper columns. Group ids start at each part's
+    ``plan.label_offsets``; also returns ``(part, number of groups)`` of each part here."""
     frame = frame.iloc[np.argsort(frame[_ROW].to_numpy(), kind="stable")]
     parts = frame[_PART].to_numpy()
     values = frame[opts["columns"]].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -201,6 +244,7 @@ def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> pd.DataFr
     released = np.empty_like(values)
     labels = np.empty(len(frame), dtype=np.int64)
     offsets = plan.label_offsets(opts["k"])
+    counts = []
     for part in np.unique(parts):
         rows = np.flatnonzero(parts == part)
         labels[rows], released[rows] = group_part(
@@ -209,9 +253,29 @@ def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> pd.DataFr
             aggregation=opts["aggregation"], missing=opts["missing"], n_jobs=opts["n_jobs"],
             **opts["method_params"],
         )
+        counts.append((part, int(labels[rows].max() - offsets[part] + 1)))
+        if opts["method"] in FIXED_GROUP_COUNT and counts[-1][1] != len(rows) // opts["k"]:
+            raise RuntimeError(f"method {opts['method']!r} formed {counts[-1][1]} groups from {len(rows)} records")
     out = frame.drop(columns=[_ROW, _PART])
     for j, c in enumerate(opts["columns"]):  # names need not be strings
         out[c] = released[:, j]
     if opts["group_column"] is not None:
         out[opts["group_column"]] = labels
-    return out
+    return out, np.array(counts, dtype=np.int64).reshape(-1, 2)
+
+
+def _first_ids(counts: list[Int], plan: Plan) -> Int:
+    """Each part's first group id when ids are consecutive, part after part."""
+    groups = np.zeros(len(plan.part_sizes), dtype=np.int64)
+    for table in counts:
+        groups[table[:, 0]] = table[:, 1]
+    return np.concatenate([[0], np.cumsum(groups)[:-1]]).astype(np.int64)
+
+
+def _renumber(frame: pd.DataFrame, plan: Plan, first: Int, k: int, group_column: Any) -> pd.DataFrame:
+    """Group ids made consecutive: a part's ids, which start at its ``label_offsets``, move
+    to start at ``first`` (its part is the last offset at or below the id)."""
+    offsets = plan.label_offsets(k)
+    ids = frame[group_column].to_numpy()
+    part = np.searchsorted(offsets, ids, side="right") - 1
+    return frame.assign(**{group_column: ids - offsets[part] + first[part]})
