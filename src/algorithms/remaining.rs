@@ -270,7 +270,7 @@ impl<'a, T: Float> Remaining<'a, T> {
 
     /// Like [`Self::farthest_from`] with F-MDAV's algebraic score, by the pruned search of
     /// [`NormOrder`] when given (same result); falls back to the streaming scan without one
-    /// or past [`Self::visit_budget`].
+    /// or past its visit budget (1/512 of the records, 1/64 with the compact copy).
     pub fn farthest_by_norm_order(&self, order: Option<&mut NormOrder>, reference: &[T]) -> usize {
         debug_assert!(order.is_none() || !self.ws.is_masked(), "norm pruning needs complete data");
         let budget = self.visit_budget();
