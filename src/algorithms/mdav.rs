@@ -158,11 +158,12 @@ pub fn mdav<T: Float>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algorithms::test_shapes::shaped;
     use crate::dataset::Scaling;
     use ndarray::{Array2, array};
     use proptest::prelude::*;
+    use rand::SeedableRng;
     use rand::rngs::StdRng;
-    use rand::{RngExt, SeedableRng};
     use rand_distr::{Distribution, StandardNormal};
 
     fn run(x: &Array2<f64>, k: usize, opts: MdavOptions) -> Partition {
@@ -227,20 +228,6 @@ mod tests {
             spatial_index: IndexChoice::Off,
             compact_scan: IndexChoice::Off,
         };
-    }
-
-    /// Data of one of four shapes: Gaussian, log-normal, clustered, small integers (many
-    /// exact distance ties).
-    fn shaped(n: usize, d: usize, shape: u8, seed: u64) -> Array2<f64> {
-        let g = gaussian(n, d, seed);
-        let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
-        let centres = gaussian(7, d, seed.wrapping_add(1)) * 20.0;
-        Array2::from_shape_fn((n, d), |(i, j)| match shape {
-            0 => g[[i, j]],
-            1 => g[[i, j]].exp(),
-            2 => centres[[i % 7, j]] + g[[i, j]],
-            _ => rng.random_range(0..5) as f64,
-        })
     }
 
     fn labels_of<T: Float>(x: &Array2<f64>, k: usize, opts: MdavOptions) -> Vec<u32> {

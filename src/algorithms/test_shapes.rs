@@ -1,5 +1,5 @@
-//! Test data of several shapes for the exactness tests of the spatial-index paths (MDAV*,
-//! MD, the incremental fold): the index must give the scan's answers on each.
+//! Test data of several shapes for the exactness tests of the accelerated paths (MDAV,
+//! MDAV*, MD, the incremental fold): the k-d tree and the compact copy give the scans' answers.
 
 use ndarray::Array2;
 use rand::SeedableRng;
