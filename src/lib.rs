@@ -42,6 +42,7 @@ pub mod parallel;
 pub mod partition;
 pub mod progress;
 pub mod rng;
+mod team;
 mod width;
 pub mod workflow;
 

@@ -5,9 +5,12 @@
 //! order), so every thread count gives the same partition. One chunk per thread (rather
 //! than many small ones) keeps the per-chunk warm-up of top-k thresholds to a minimum.
 //! Below [`PARALLEL_MIN`] records a pass stays on the calling thread: spawning costs more
-//! than it saves there.
+//! than it saves there. Algorithms that make thousands of short passes (exact MDAV) run
+//! them on a [`team`](crate::team) of threads kept awake between passes
+//! ([`Exec::with_team`]) instead of a rayon fork-join per pass.
 
 use crate::error::{Error, Result};
+use crate::team;
 use rayon::prelude::*;
 use std::num::NonZeroUsize;
 
@@ -87,7 +90,20 @@ impl Exec {
         self.threads > 1 && len >= PARALLEL_MIN
     }
 
-    /// Applies `f(lo, hi)` to chunks of `0..len` and reduces the results (`None` if empty).
+    /// Runs `f` with a [`team`](crate::team) of this many threads for the passes it makes
+    /// on this thread, when passes over `len` records would be split at all; plain `f()`
+    /// otherwise. For loops of many short passes: one synchronisation per pass instead of
+    /// a rayon fork-join, and each chunk stays on its thread.
+    pub fn with_team<R>(self, len: usize, f: impl FnOnce() -> R) -> R {
+        if self.splits(len) && std::env::var_os("NO_TEAM").is_none() {
+            team::with_team(self.threads, f)
+        } else {
+            f()
+        }
+    }
+
+    /// Applies `f(lo, hi)` to chunks of `0..len` and reduces the results (`None` if empty),
+    /// on this thread's team if it has one ([`Self::with_team`]), else on the rayon pool.
     pub fn map_range<R: Send>(
         self,
         len: usize,
@@ -98,10 +114,10 @@ impl Exec {
             None
         } else if self.splits(len) {
             let chunk = len.div_ceil(self.threads);
-            (0..len.div_ceil(chunk))
-                .into_par_iter()
-                .map(|c| f(c * chunk, ((c + 1) * chunk).min(len)))
-                .reduce_with(reduce)
+            let chunks = len.div_ceil(chunk);
+            let part = |c: usize| f(c * chunk, ((c + 1) * chunk).min(len));
+            team::map_on_current(self.threads, chunks, &part, &reduce)
+                .unwrap_or_else(|| (0..chunks).into_par_iter().map(part).reduce_with(reduce))
         } else {
             Some(f(0, len))
         }

@@ -122,29 +122,32 @@ pub fn mdav<T: Float>(
     // Speculation (issue #15, goal 3): the pass of Q's group also prepares the next round's
     // P group around a guessed seed, used only if the exact search names the same record.
     let speculate = !indexed && opts.distance_reuse && order.is_some();
-    let mut prepared: Option<Prepared> = None;
-    while rest.len() >= 3 * k {
-        let p = extreme(&rest, order.as_mut());
-        let p_row = rest.row(p);
-        let q = match prepared.take() {
-            Some(ahead) if ahead.seed == rest.id(p) => rest.take_prepared(&ahead, k),
-            _ => rest.take_group(p, k, metric, selection, opts.distance_reuse),
-        };
-        let q = q.unwrap_or_else(|| rest.farthest_from(&p_row, metric));
-        let guess = match order.as_mut() {
-            Some(order) if speculate && rest.len() >= 4 * k => {
-                let c = rest.centroid_without(q, k);
-                rest.guess_farthest_from_centroid(&c, order).filter(|&g| g != q)
-            }
-            _ => None,
-        };
-        match guess {
-            Some(g) => prepared = Some(rest.take_group_preparing(q, g, k, metric, selection)),
-            None => {
-                rest.take_group(q, k, metric, selection, false);
+    // The rounds' passes run on a team of threads kept awake between them (`team.rs`).
+    exec.with_team(rest.len(), || {
+        let mut prepared: Option<Prepared> = None;
+        while rest.len() >= 3 * k {
+            let p = extreme(&rest, order.as_mut());
+            let p_row = rest.row(p);
+            let q = match prepared.take() {
+                Some(ahead) if ahead.seed == rest.id(p) => rest.take_prepared(&ahead, k),
+                _ => rest.take_group(p, k, metric, selection, opts.distance_reuse),
+            };
+            let q = q.unwrap_or_else(|| rest.farthest_from(&p_row, metric));
+            let guess = match order.as_mut() {
+                Some(order) if speculate && rest.len() >= 4 * k => {
+                    let c = rest.centroid_without(q, k);
+                    rest.guess_farthest_from_centroid(&c, order).filter(|&g| g != q)
+                }
+                _ => None,
+            };
+            match guess {
+                Some(g) => prepared = Some(rest.take_group_preparing(q, g, k, metric, selection)),
+                None => {
+                    rest.take_group(q, k, metric, selection, false);
+                }
             }
         }
-    }
+    });
     if rest.len() >= 2 * k {
         let p = extreme(&rest, order.as_mut());
         rest.take_group(p, k, metric, selection, false);

@@ -171,45 +171,65 @@ impl<'a, T: Float> Remaining<'a, T> {
         make_a: impl Fn() -> A + Sync,
         make_b: impl Fn() -> B + Sync,
     ) -> (A, B) {
+        let as_is = |a, b| (a, b);
         if self.ws.is_masked() {
-            self.pass(&Partial::new(a), b.map(Partial::new).as_ref(), make_a, make_b)
+            self.pass(&Partial::new(a), b.map(Partial::new).as_ref(), make_a, make_b, as_is)
         } else if let Some(copy) = &self.compact {
             debug_assert_eq!(metric, Metric::Algebraic, "the compact copy scores algebraically");
             let (qa, qb) = (copy.query(a), b.map(|b| copy.query(b)));
             let band_a = make_a().bands(qa.margin());
             let band_b = make_b().bands(qb.as_ref().map_or(0.0, |q| q.margin()));
-            let (band_a, band_b) =
-                self.pass(&qa, qb.as_ref(), || band_a.clone(), || band_b.clone());
             let ids = self.ws.ids();
             let exact = |reference: &[T], pos: usize| Pick {
                 score: copy.exact_score(ids[pos], reference),
                 id: ids[pos],
                 pos,
             };
-            let (mut sel_a, mut sel_b) = (make_a(), make_b());
-            sel_a.recheck(band_a, &|pos| exact(a, pos));
-            if let Some(b) = b {
-                sel_b.recheck(band_b, &|pos| exact(b, pos));
-            }
-            (sel_a, sel_b)
+            // Each chunk re-checks its own candidates on its own thread: a chunk's band holds
+            // every record of the chunk's exact selection (the module doc of `compact.rs`,
+            // with the chunk's records for the data), and merging the chunks' exact
+            // selections gives the whole pass's.
+            let recheck = |band_a: A::Bands, band_b: B::Bands| {
+                let (mut sel_a, mut sel_b) = (make_a(), make_b());
+                sel_a.recheck(band_a, &|pos| exact(a, pos));
+                if let Some(b) = b {
+                    sel_b.recheck(band_b, &|pos| exact(b, pos));
+                }
+                (sel_a, sel_b)
+            };
+            self.pass(&qa, qb.as_ref(), || band_a.clone(), || band_b.clone(), recheck)
         } else {
             let complete = |reference| Complete { reference, metric };
-            self.pass(&complete(a), b.map(complete).as_ref(), make_a, make_b)
+            self.pass(&complete(a), b.map(complete).as_ref(), make_a, make_b, as_is)
         }
     }
 
-    /// Positions `0..m` scored by `score_a` (and `score_b`) into fresh selections.
-    fn pass<S: BlockScorer<T>, A: ScoreVisitor<T>, B: ScoreVisitor<T>>(
+    /// Positions `0..m` scored by `score_a` (and `score_b`) into fresh visitors, chunk by
+    /// chunk where `exec` allows; each chunk's pair is turned into the results by `finish`
+    /// on the chunk's thread, and the chunks' results are merged.
+    fn pass<S, VA, VB, A, B>(
         &self,
         score_a: &S,
         score_b: Option<&S>,
-        make_a: impl Fn() -> A + Sync,
-        make_b: impl Fn() -> B + Sync,
-    ) -> (A, B) {
-        let both = || (make_a(), Also::new(&self.ws, score_b, make_b()));
-        let (sel_a, also) = kernels::scan_with(self.exec, &self.ws, self.m, score_a, both);
+        make_a: impl Fn() -> VA + Sync,
+        make_b: impl Fn() -> VB + Sync,
+        finish: impl Fn(VA, VB) -> (A, B) + Sync,
+    ) -> (A, B)
+    where
+        S: BlockScorer<T>,
+        VA: ScoreVisitor<T>,
+        VB: ScoreVisitor<T>,
+        A: ScoreVisitor<T>,
+        B: ScoreVisitor<T>,
+    {
+        let chunk = |lo: usize, hi: usize| {
+            let mut both = (make_a(), Also::new(&self.ws, score_b, make_b()));
+            kernels::scan_range(&self.ws, lo, hi, score_a, &mut both);
+            finish(both.0, both.1.into_inner())
+        };
+        let merge = |x: (A, B), y: (A, B)| (x.0.merge(y.0), x.1.merge(y.1));
         self.progress.scanned(self.m * score_a.bytes_per_record(&self.ws));
-        (sel_a, also.into_inner())
+        self.exec.map_range(self.m, chunk, merge).unwrap_or_else(|| finish(make_a(), make_b()))
     }
 
     /// Position of the unassigned record farthest from `reference` (ties to the lowest id).

@@ -1,0 +1,343 @@
+//! A team of threads kept awake between the many short passes of exact MDAV (issue #15,
+//! goal 3).
+//!
+//! Exact MDAV makes one or two passes per round over the unassigned records, and a round
+//! at 200 000 × 15 takes about 100 µs. Handing each pass to rayon costs a fork-join, and
+//! rayon's idle workers go to sleep between passes: waking them costs tens of µs on a VM,
+//! a fifth of the round. A [`Team`] instead keeps `threads − 1` helper threads spinning
+//! for [`SPIN`] after each pass, so a pass starts with one atomic store and ends with one
+//! counter: a synchronisation per pass of well under a µs. Helpers that stay idle longer
+//! park on a condition variable and cost nothing.
+//!
+//! Threads claim the chunks of a pass from one atomic word (the pass's epoch and the next
+//! chunk), the caller first: a helper that the OS has not scheduled claims nothing, and the
+//! caller runs its chunks itself instead of waiting for it (on a busy machine a fixed
+//! chunk per thread would make every pass wait for the slowest thread's time slice).
+//!
+//! A team is registered for the calling thread only, for the duration of
+//! [`with_team`]; `Exec::map_range` uses it when the caller's thread count matches and
+//! falls back to rayon elsewhere (nested jobs on other threads, other pools).
+
+use std::any::Any;
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+/// How long a helper spins for the next pass before it parks.
+const SPIN: Duration = Duration::from_micros(500);
+
+/// Spins of the caller waiting for the helpers' chunks before it starts yielding its core.
+const WAIT_SPINS: u32 = 1 << 12;
+
+type Payload = Box<dyn Any + Send>;
+
+/// One pass as the threads see it: run chunk `c`.
+type Job<'a> = dyn Fn(usize) + Sync + 'a;
+
+/// A published job, its number of chunks and its pass's epoch. The pointer's lifetime is erased:
+/// [`Team::run`] does not return or unwind before every claimed chunk has finished (see
+/// its SAFETY comment).
+#[derive(Clone, Copy)]
+struct Published {
+    job: *const Job<'static>,
+    chunks: usize,
+    epoch: u64,
+}
+
+// SAFETY: the pointee is `Sync` and outlives every use (Team::run waits for all chunks).
+unsafe impl Send for Published {}
+
+/// The shared state of a team of `size` threads (the caller and `size − 1` helpers).
+pub struct Team {
+    size: usize,
+    /// The current pass's epoch (high 32 bits) and its next unclaimed chunk (low 32 bits).
+    state: AtomicU64,
+    /// Chunks of the current pass that finished.
+    finished: AtomicUsize,
+    stop: AtomicBool,
+    /// Helpers parked (or about to park) on `wake`.
+    sleepers: AtomicUsize,
+    job: Mutex<Option<Published>>,
+    /// The first panic of a helper's chunk, re-raised on the caller.
+    panic: Mutex<Option<Payload>>,
+    park: Mutex<()>,
+    wake: Condvar,
+}
+
+/// Locks a mutex whose data stays valid even if a holder panicked (panics are caught
+/// around the jobs, never while a lock is held).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn epoch_of(state: u64) -> u64 {
+    state >> 32
+}
+
+thread_local! {
+    /// The team of this thread, while [`with_team`] runs.
+    static CURRENT: Cell<Option<*const Team>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with a team of `threads` threads (this one included) registered for this
+/// thread; the helpers are started first and stopped and joined when `f` returns or
+/// unwinds.
+pub fn with_team<R>(threads: usize, f: impl FnOnce() -> R) -> R {
+    let team = Team::new(threads);
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            let team = &team;
+            s.spawn(move || team.work());
+        }
+        // Dropped in reverse order, also when `f` unwinds: the registration first, then
+        // the helpers are told to stop (the scope joins them).
+        let _stop = StopOnDrop(&team);
+        let _current = Registered::new(&team);
+        f()
+    })
+}
+
+/// Applies `part` to chunks `0..chunks` on the team of this thread if it has `threads`
+/// threads, and reduces the results in chunk order; `None` when there is no such team.
+pub fn map_on_current<R: Send>(
+    threads: usize,
+    chunks: usize,
+    part: &(impl Fn(usize) -> R + Sync),
+    reduce: &impl Fn(R, R) -> R,
+) -> Option<Option<R>> {
+    let team = CURRENT.with(Cell::get)?;
+    // SAFETY: CURRENT holds a team only while `with_team` runs on this thread, and that
+    // call owns the team for longer than any call made from inside it.
+    let team = unsafe { &*team };
+    (team.size == threads).then(|| team.map(chunks, part, reduce))
+}
+
+impl Team {
+    fn new(size: usize) -> Self {
+        Team {
+            size,
+            state: AtomicU64::new(0),
+            finished: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            sleepers: AtomicUsize::new(0),
+            job: Mutex::new(None),
+            panic: Mutex::new(None),
+            park: Mutex::new(()),
+            wake: Condvar::new(),
+        }
+    }
+
+    fn map<R: Send>(
+        &self,
+        chunks: usize,
+        part: &(impl Fn(usize) -> R + Sync),
+        reduce: &impl Fn(R, R) -> R,
+    ) -> Option<R> {
+        let slots: Vec<Mutex<Option<R>>> = (0..chunks).map(|_| Mutex::new(None)).collect();
+        self.run(chunks, &|c| {
+            let r = part(c);
+            *lock(&slots[c]) = Some(r);
+        });
+        slots
+            .into_iter()
+            .filter_map(|s| s.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .reduce(reduce)
+    }
+
+    /// Runs `job(c)` for every chunk `c < chunks` on whichever threads of the team claim
+    /// them (this one included) and returns when all have finished, re-raising the first
+    /// panic.
+    fn run(&self, chunks: usize, job: &Job<'_>) {
+        // SAFETY: a helper uses the erased pointer only for a chunk it claimed, between the
+        // claim and its `finished` increment; this function returns or unwinds only after
+        // `finished` reaches `chunks` (its own chunks run under catch_unwind), and no chunk
+        // can be claimed after that (the claims stop at `chunks`).
+        let job_static = unsafe { std::mem::transmute::<&Job<'_>, &'static Job<'static>>(job) };
+        let epoch = epoch_of(self.state.load(Ordering::Relaxed)) + 1;
+        *lock(&self.job) = Some(Published { job: job_static, chunks, epoch });
+        self.finished.store(0, Ordering::Relaxed);
+        self.state.store(epoch << 32, Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            let _g = lock(&self.park);
+            self.wake.notify_all();
+        }
+        let mut first_panic = None;
+        while let Some(c) = self.claim(epoch, chunks) {
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| job(c))) {
+                first_panic.get_or_insert(p);
+            }
+            self.finished.fetch_add(1, Ordering::Release);
+        }
+        let mut spins = 0u32;
+        while self.finished.load(Ordering::Acquire) < chunks {
+            if spins < WAIT_SPINS {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        *lock(&self.job) = None;
+        if let Some(p) = first_panic.or_else(|| lock(&self.panic).take()) {
+            resume_unwind(p);
+        }
+    }
+
+    /// Claims the next chunk of the pass `epoch`, if that pass is still current and has one.
+    fn claim(&self, epoch: u64, chunks: usize) -> Option<usize> {
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            let next = (state & u64::from(u32::MAX)) as usize;
+            if epoch_of(state) != epoch || next >= chunks {
+                return None;
+            }
+            match self.state.compare_exchange_weak(
+                state,
+                state + 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Some(next),
+                Err(now) => state = now,
+            }
+        }
+    }
+
+    /// A helper's loop: wait for each pass, claim and run its chunks while any are left.
+    fn work(&self) {
+        let mut seen = 0;
+        while let Some(epoch) = self.next_epoch(seen) {
+            seen = epoch;
+            // A helper late for its pass may find the next pass's job (published just before
+            // its epoch) or none: it then waits for the next epoch.
+            let Some(published) = *lock(&self.job) else { continue };
+            if published.epoch != epoch {
+                continue;
+            }
+            while let Some(c) = self.claim(epoch, published.chunks) {
+                // SAFETY: see `run`: the job outlives every chunk claimed in its epoch.
+                let job = unsafe { &*published.job };
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| job(c))) {
+                    lock(&self.panic).get_or_insert(p);
+                }
+                self.finished.fetch_add(1, Ordering::Release);
+            }
+        }
+    }
+
+    /// The epoch after `seen` (spinning for [`SPIN`], then parked), or `None` on stop.
+    fn next_epoch(&self, seen: u64) -> Option<u64> {
+        let start = Instant::now();
+        let mut spins = 0u32;
+        loop {
+            if self.stop.load(Ordering::Acquire) {
+                return None;
+            }
+            let epoch = epoch_of(self.state.load(Ordering::Acquire));
+            if epoch != seen {
+                return Some(epoch);
+            }
+            std::hint::spin_loop();
+            spins = spins.wrapping_add(1);
+            if spins % 256 == 0 && start.elapsed() > SPIN {
+                break;
+            }
+        }
+        let mut guard = lock(&self.park);
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        let next = loop {
+            if self.stop.load(Ordering::SeqCst) {
+                break None;
+            }
+            let epoch = epoch_of(self.state.load(Ordering::SeqCst));
+            if epoch != seen {
+                break Some(epoch);
+            }
+            guard = self.wake.wait(guard).unwrap_or_else(PoisonError::into_inner);
+        };
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        next
+    }
+}
+
+/// Tells the helpers to stop when dropped.
+struct StopOnDrop<'a>(&'a Team);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop.store(true, Ordering::SeqCst);
+        let _g = lock(&self.0.park);
+        self.0.wake.notify_all();
+    }
+}
+
+/// Registers a team for this thread, restoring the previous registration when dropped.
+struct Registered(Option<*const Team>);
+
+impl Registered {
+    fn new(team: &Team) -> Self {
+        Registered(CURRENT.with(|c| c.replace(Some(team as *const Team))))
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.0));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cat(mut a: Vec<usize>, b: Vec<usize>) -> Vec<usize> {
+        a.extend(b);
+        a
+    }
+
+    #[test]
+    fn every_chunk_runs_once_and_reduces_in_order() {
+        let out = with_team(3, || {
+            let part = |c: usize| vec![c];
+            let runs: Vec<_> =
+                (0..200).map(|_| map_on_current(3, 5, &part, &cat).unwrap().unwrap()).collect();
+            assert!(map_on_current(2, 2, &part, &cat).is_none(), "other thread counts use rayon");
+            runs
+        });
+        assert!(out.iter().all(|r| r == &[0, 1, 2, 3, 4]));
+        assert!(CURRENT.with(Cell::get).is_none(), "registration ends with the call");
+    }
+
+    #[test]
+    fn a_helper_panic_reaches_the_caller_and_the_team_stops() {
+        let caught = catch_unwind(|| {
+            with_team(2, || {
+                // The caller claims chunk 0 first; chunk 1 panics on whichever thread runs it.
+                let part = |c: usize| if c == 1 { panic!("chunk one") } else { c };
+                map_on_current(2, 2, &part, &|a, b| a + b)
+            })
+        });
+        let payload = caught.expect_err("the chunk's panic is re-raised");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"chunk one"));
+    }
+
+    #[test]
+    fn parked_helpers_wake_up_and_both_threads_work() {
+        let threads = with_team(2, || {
+            let part = |_: usize| {
+                std::thread::sleep(Duration::from_millis(100));
+                vec![std::thread::current().id()]
+            };
+            let cat = |mut a: Vec<_>, b: Vec<_>| {
+                a.extend(b);
+                a
+            };
+            std::thread::sleep(SPIN * 4);
+            map_on_current(2, 2, &part, &cat).unwrap().unwrap()
+        });
+        assert_eq!(threads.len(), 2);
+        assert_ne!(threads[0], threads[1], "a parked helper woke up and took a chunk");
+    }
+}
