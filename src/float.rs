@@ -14,8 +14,9 @@ pub trait Float: NdFloat + Send + Sync + Default {
     fn from_f64_lossy(x: f64) -> Self;
     /// Widens to f64 (exact).
     fn as_f64(self) -> f64;
-    /// Converts a small integer (exact; the compact copy's codes).
-    fn from_i8(v: i8) -> Self;
+    /// Converts an integer, rounded to nearest (exact in f64, and in f32 up to 2²⁴; the
+    /// compact copy's dot products).
+    fn from_i32_lossy(v: i32) -> Self;
 }
 
 impl Float for f32 {
@@ -29,7 +30,7 @@ impl Float for f32 {
         self as f64
     }
     #[inline(always)]
-    fn from_i8(v: i8) -> Self {
+    fn from_i32_lossy(v: i32) -> Self {
         v as f32
     }
 }
@@ -45,8 +46,8 @@ impl Float for f64 {
         self
     }
     #[inline(always)]
-    fn from_i8(v: i8) -> Self {
-        v as f64
+    fn from_i32_lossy(v: i32) -> Self {
+        f64::from(v)
     }
 }
 

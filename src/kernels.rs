@@ -265,20 +265,29 @@ pub trait Offer<T> {
 
 /// Largest value of a slice (8 independent lanes so it vectorizes to max instructions).
 #[inline(always)]
-fn max_value<T: Float>(values: &[T]) -> T {
-    let mut lanes = [T::neg_infinity(); 8];
+pub(crate) fn max_value<T: Float>(values: &[T]) -> T {
+    extreme(values, T::neg_infinity(), |v, m| v > m)
+}
+
+/// Smallest value of a slice (like [`max_value`]).
+#[inline(always)]
+pub(crate) fn min_value<T: Float>(values: &[T]) -> T {
+    extreme(values, T::infinity(), |v, m| v < m)
+}
+
+/// The value of `values` that `before` ranks first (`init` when empty), in 8 independent
+/// lanes.
+#[inline(always)]
+fn extreme<T: Float>(values: &[T], init: T, before: impl Fn(T, T) -> bool) -> T {
+    let pick = |m: T, v: T| if before(v, m) { v } else { m };
+    let mut lanes = [init; 8];
     let mut chunks = values.chunks_exact(8);
     for c in &mut chunks {
         for (l, &v) in lanes.iter_mut().zip(c) {
-            *l = if v > *l { v } else { *l };
+            *l = pick(*l, v);
         }
     }
-    let mut m =
-        chunks.remainder().iter().fold(T::neg_infinity(), |a, &v| if v > a { v } else { a });
-    for l in lanes {
-        m = if l > m { l } else { m };
-    }
-    m
+    lanes.into_iter().chain(chunks.remainder().iter().copied()).fold(init, pick)
 }
 
 /// The farthest record among `values` (scores of positions `offset..`): the largest score,

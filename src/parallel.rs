@@ -113,7 +113,8 @@ impl Exec {
         if len == 0 {
             None
         } else if self.splits(len) {
-            let chunk = len.div_ceil(self.threads);
+            // Chunks start at multiples of 64 records: block-aligned for the kernels.
+            let chunk = len.div_ceil(self.threads).next_multiple_of(64);
             let chunks = len.div_ceil(chunk);
             let part = |c: usize| f(c * chunk, ((c + 1) * chunk).min(len));
             team::map_on_current(self.threads, chunks, &part, &reduce)

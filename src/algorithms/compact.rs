@@ -4,11 +4,18 @@
 //!
 //! Each attribute j is quantized once, x ≈ mid_j + step_j·q (q an i8 in −127..127, step_j =
 //! range/254), with a measured error bound err_j = max |x − mid_j − step_j·q|. A pass reads
-//! d bytes plus ½‖x‖² per record instead of d values: 19 bytes instead of 64 for 15 f32
+//! d bytes plus ½‖x‖² per record instead of d values: 20 bytes instead of 64 for 15 f32
 //! attributes, so 10⁶ × 15 fits the last-level cache and the pass is no longer bound by
-//! memory bandwidth. The approximate algebraic score ŝ = ½‖x‖² − ⟨mid + step·q, r⟩ differs
-//! from the exact kernel score s (`kernels.rs`, in precision `T`) by at most
-//! B = Σ_j |r_j|·err_j plus a rigorous bound of the rounding of both computations.
+//! memory bandwidth.
+//!
+//! Per pass the weights w_j = r_j·step_j of the reference r are rounded to integers
+//! ŵ_j = round(w_j / σ) (|ŵ_j| ≤ 32 767), so that ⟨q, ŵ⟩ is an exact integer dot product:
+//! the codes are stored in blocks of 8 records, attribute pair by attribute pair (16 bytes,
+//! the operand of one AVX2 `vpmaddwd`: 16 products summed in pairs), a third of the
+//! instructions of a float dot product. The approximate algebraic score
+//! ŝ = (½‖x‖² − ⟨mid, r⟩) − σ·⟨q, ŵ⟩ differs from the exact kernel score s (`kernels.rs`, in
+//! precision `T`) by at most B = Σ_j |r_j|·err_j + 127·Σ_j |w_j − σ·ŵ_j| plus a rigorous
+//! bound of the rounding of both computations.
 //!
 //! Exactness: a selection of the `count` smallest (or largest) scores keeps, as candidates,
 //! every record with ŝ within 2B of the `count`-th best ŝ ([`Band`]). Every record of the
@@ -20,7 +27,10 @@
 use super::spatial::IndexChoice;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
-use crate::kernels::{BlockScorer, Exclude, Farthest, Nearest, Offer, Pick, Ranked, ScoreVisitor};
+use crate::kernels::{
+    BLOCK, BlockScorer, Exclude, Farthest, Nearest, Offer, Pick, Ranked, ScoreVisitor, max_value,
+    min_value,
+};
 use crate::parallel::Exec;
 use rayon::prelude::*;
 
@@ -44,12 +54,20 @@ pub fn uses_compact(choice: IndexChoice, n: usize, masked: bool, indexed: bool) 
 /// Largest quantized magnitude.
 const QMAX: f64 = 127.0;
 
-/// The int8 copy of a working set (column-major, by position, swapped along with it) and an
-/// exact row-major copy by original id for the re-checks.
+/// Records per block of the codes (one AVX2 register of i32 dot products).
+const BLOCK_RECORDS: usize = 8;
+
+/// Bytes of one attribute pair of one block: 8 records × 2 codes.
+const PAIR_BYTES: usize = 2 * BLOCK_RECORDS;
+
+/// The int8 copy of a working set (by position, swapped along with it; blocks of 8 records
+/// stored attribute pair by attribute pair, see the module doc) and an exact row-major copy
+/// by original id for the re-checks.
 #[derive(Debug, Clone)]
 pub struct CompactCopy<T> {
-    n: usize,
     d: usize,
+    /// Attribute pairs per block: ⌈d / 2⌉ (an odd d pads its last pair with code 0).
+    pairs: usize,
     q: Vec<i8>,
     mid: Vec<f64>,
     step: Vec<f64>,
@@ -86,10 +104,17 @@ impl<T: Float> CompactCopy<T> {
         } else {
             rows.chunks_mut(d + 1).enumerate().for_each(fill);
         }
+        let pairs = d.div_ceil(2);
+        let mut q = vec![0i8; n.div_ceil(BLOCK_RECORDS) * pairs * PAIR_BYTES];
+        for (j, c) in columns.iter().enumerate() {
+            for (p, &code) in c.codes.iter().enumerate() {
+                q[code_index(pairs, p, j)] = code;
+            }
+        }
         CompactCopy {
-            n,
             d,
-            q: columns.iter().flat_map(|c| c.codes.iter().copied()).collect(),
+            pairs,
+            q,
             mid: columns.iter().map(|c| c.mid).collect(),
             step: columns.iter().map(|c| c.step).collect(),
             err: columns.iter().map(|c| c.err).collect(),
@@ -99,20 +124,15 @@ impl<T: Float> CompactCopy<T> {
         }
     }
 
-    /// Exchanges the records at positions `a` and `b` (mirrors `WorkingSet::swap`).
+    /// Exchanges the records at positions `a` and `b` (mirrors `WorkingSet::swap`): d bytes
+    /// each, within two cache lines of its block.
     #[inline]
     pub fn swap(&mut self, a: usize, b: usize) {
         if a != b {
-            for c in self.q.chunks_exact_mut(self.n) {
-                c.swap(a, b);
+            for j in 0..self.d {
+                self.q.swap(code_index(self.pairs, a, j), code_index(self.pairs, b, j));
             }
         }
-    }
-
-    /// Quantized attribute `j` of every position.
-    #[inline]
-    fn column(&self, j: usize) -> &[i8] {
-        &self.q[j * self.n..(j + 1) * self.n]
     }
 
     /// The exact values of the record `id`.
@@ -133,26 +153,157 @@ impl<T: Float> CompactCopy<T> {
         s
     }
 
-    /// Prepares a pass against `reference`: the weights step_j·r_j, the constant ⟨mid, r⟩ and
-    /// the bound B on |ŝ − s| (see the module doc).
+    /// Prepares a pass against `reference`: the integer weights ŵ and their scale σ, the
+    /// constant ⟨mid, r⟩ and the bound B on |ŝ − s| (see the module doc).
     pub fn query(&self, reference: &[T]) -> CompactQuery<'_, T> {
         let r: Vec<f64> = reference.iter().map(|v| v.as_f64()).collect();
-        let w: Vec<T> = r.iter().zip(&self.step).map(|(r, s)| T::from_f64_lossy(r * s)).collect();
+        let w: Vec<f64> = r.iter().zip(&self.step).map(|(r, s)| r * s).collect();
+        // |⟨q, ŵ⟩| ≤ 127·Σ|ŵ_j| must fit an i32 (and one vpmaddwd pair sum always does).
+        let w_max = (f64::from(i32::MAX) / (QMAX * self.d as f64)).floor().min(32_767.0);
+        let largest = w.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        let scale = T::from_f64_lossy(largest / w_max).as_f64();
+        let scale = if scale > 0.0 && scale.is_finite() { scale } else { 1.0 };
+        let wq: Vec<i16> =
+            w.iter().map(|v| (v / scale).round().clamp(-w_max, w_max) as i16).collect();
         let c0_exact: f64 = r.iter().zip(&self.mid).map(|(r, m)| r * m).sum();
         let c0 = T::from_f64_lossy(c0_exact);
         let eps = T::epsilon().as_f64();
         let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x.abs() * y).sum::<f64>();
+        let sum_w: f64 = w.iter().map(|v| v.abs()).sum();
+        let sum_wq: f64 = wq.iter().map(|&v| f64::from(v).abs()).sum::<f64>() * scale;
+        // Replacing w by σ·ŵ (and the f64 rounding of w itself) moves ŝ by at most this.
+        let weights: f64 =
+            w.iter().zip(&wq).map(|(v, &q)| (v - scale * f64::from(q)).abs()).sum::<f64>() * QMAX
+                + QMAX * 4.0 * f64::EPSILON * sum_w;
         let quantization = dot(&r, &self.err);
-        let sum_w: f64 = w.iter().map(|v| v.as_f64().abs()).sum();
         let sum_rm = dot(&r, &self.mid.iter().map(|m| m.abs()).collect::<Vec<_>>());
         let dims = self.d as f64;
-        // Rounding of ŝ (the weights, ⟨mid, r⟩ and d + 1 subtractions in T) and of s (d
-        // products and subtractions in T), each at most eps relative per operation.
-        let approx_rounding =
-            (dims + 3.0) * eps * (self.max_half_norm + c0.as_f64().abs() + QMAX * sum_w + sum_rm);
+        // Rounding of ŝ (⟨mid, r⟩, h − c0, the integer sum to T, its product with σ and the
+        // last subtraction, in T) and of s (d products and subtractions in T), each at most
+        // eps relative per operation.
+        let approx_rounding = (dims + 3.0)
+            * eps
+            * (self.max_half_norm + c0.as_f64().abs() + QMAX * sum_w.max(sum_wq) + sum_rm);
         let exact_rounding = (dims + 2.0) * eps * (self.max_half_norm + dot(&r, &self.max_abs));
-        let bound = quantization * (1.0 + 1e-9) + 2.0 * (approx_rounding + exact_rounding);
-        CompactQuery { copy: self, w, c0, margin: 2.0 * bound }
+        let bound =
+            (quantization + weights) * (1.0 + 1e-9) + 2.0 * (approx_rounding + exact_rounding);
+        let pair_weights = wq
+            .chunks(2)
+            .map(|p| {
+                let (lo, hi) = (p[0], p.get(1).copied().unwrap_or(0));
+                i32::from(lo as u16) | (i32::from(hi) << 16)
+            })
+            .collect();
+        CompactQuery {
+            copy: self,
+            pair_weights,
+            scale: T::from_f64_lossy(scale),
+            c0,
+            margin: 2.0 * bound,
+            avx2: has_avx2(),
+        }
+    }
+
+    /// ⟨q, ŵ⟩ of every record of `blocks` blocks from block `first` into `out` (8 a block).
+    #[inline(always)]
+    fn dots(&self, pair_weights: &[i32], first: usize, blocks: usize, out: &mut [i32], avx2: bool) {
+        let bytes = self.pairs * PAIR_BYTES;
+        let codes = &self.q[first * bytes..(first + blocks) * bytes];
+        let out = &mut out[..blocks * BLOCK_RECORDS];
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the CPU supports AVX2 (`has_avx2`), and the slices have the lengths
+            // that `dots_avx2` reads and writes.
+            return unsafe { dots_avx2(codes, pair_weights, out) };
+        }
+        let _ = avx2;
+        dots_portable(codes, pair_weights, out);
+    }
+}
+
+/// Index of the code of attribute `j` of the record at position `p`.
+#[inline(always)]
+fn code_index(pairs: usize, p: usize, j: usize) -> usize {
+    (p / BLOCK_RECORDS) * pairs * PAIR_BYTES
+        + (j / 2) * PAIR_BYTES
+        + (p % BLOCK_RECORDS) * 2
+        + j % 2
+}
+
+/// Whether this CPU runs [`dots_avx2`].
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The integer dot products of whole blocks (`codes`: blocks of `pair_weights.len()` pairs
+/// of 16 bytes), one i32 per record; `pair_weights` packs (ŵ_2i, ŵ_2i+1) as the low and
+/// high i16 of an i32, as `vpmaddwd` reads them.
+fn dots_portable(codes: &[i8], pair_weights: &[i32], out: &mut [i32]) {
+    let bytes = pair_weights.len() * PAIR_BYTES;
+    for (block, dots) in codes.chunks_exact(bytes).zip(out.chunks_exact_mut(BLOCK_RECORDS)) {
+        let mut acc = [0i32; BLOCK_RECORDS];
+        for (pair, &w) in block.chunks_exact(PAIR_BYTES).zip(pair_weights) {
+            let (lo, hi) = (i32::from(w as i16), w >> 16);
+            for (a, c) in acc.iter_mut().zip(pair.chunks_exact(2)) {
+                *a += i32::from(c[0]) * lo + i32::from(c[1]) * hi;
+            }
+        }
+        dots.copy_from_slice(&acc);
+    }
+}
+
+/// [`dots_portable`] with AVX2: per pair, 16 codes widened to i16 and one `vpmaddwd`. A
+/// scan block of 64 records (8 code blocks) is summed side by side: each weight is
+/// broadcast once for the 8, and their independent sums keep the multipliers busy.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dots_avx2(codes: &[i8], pair_weights: &[i32], out: &mut [i32]) {
+    use std::arch::x86_64::*;
+    const GROUP: usize = 8;
+    let bytes = pair_weights.len() * PAIR_BYTES;
+    assert!(out.len() % BLOCK_RECORDS == 0 && codes.len() == out.len() / BLOCK_RECORDS * bytes);
+    let mut groups = codes.chunks_exact(GROUP * bytes);
+    let mut outs = out.chunks_exact_mut(GROUP * BLOCK_RECORDS);
+    for (group, dots) in (&mut groups).zip(&mut outs) {
+        let mut acc = [_mm256_setzero_si256(); GROUP];
+        for (p, &w) in pair_weights.iter().enumerate() {
+            let w = _mm256_set1_epi32(w);
+            for (b, acc) in acc.iter_mut().enumerate() {
+                // SAFETY: b·bytes + p·16 + 16 ≤ GROUP·bytes = group.len(); read unaligned.
+                let codes = unsafe {
+                    _mm_loadu_si128(group.as_ptr().add(b * bytes + p * PAIR_BYTES).cast())
+                };
+                *acc = _mm256_add_epi32(*acc, _mm256_madd_epi16(_mm256_cvtepi8_epi16(codes), w));
+            }
+        }
+        for (b, acc) in acc.iter().enumerate() {
+            // SAFETY: 8·b + 8 ≤ 64 = dots.len(); written unaligned.
+            unsafe { _mm256_storeu_si256(dots.as_mut_ptr().add(b * BLOCK_RECORDS).cast(), *acc) };
+        }
+    }
+    for (block, dots) in groups
+        .remainder()
+        .chunks_exact(bytes)
+        .zip(outs.into_remainder().chunks_exact_mut(BLOCK_RECORDS))
+    {
+        let mut acc = _mm256_setzero_si256();
+        for (p, &w) in pair_weights.iter().enumerate() {
+            // SAFETY: p·16 + 16 ≤ bytes = block.len(); read unaligned.
+            let codes = unsafe { _mm_loadu_si128(block.as_ptr().add(p * PAIR_BYTES).cast()) };
+            acc = _mm256_add_epi32(
+                acc,
+                _mm256_madd_epi16(_mm256_cvtepi8_epi16(codes), _mm256_set1_epi32(w)),
+            );
+        }
+        // SAFETY: `dots` has 8 i32 (chunks_exact), written unaligned.
+        unsafe { _mm256_storeu_si256(dots.as_mut_ptr().cast(), acc) };
     }
 }
 
@@ -193,9 +344,12 @@ impl Quantized {
 #[derive(Debug)]
 pub struct CompactQuery<'a, T> {
     copy: &'a CompactCopy<T>,
-    w: Vec<T>,
+    /// (ŵ_2i, ŵ_2i+1) packed per attribute pair.
+    pair_weights: Vec<i32>,
+    scale: T,
     c0: T,
     margin: f64,
+    avx2: bool,
 }
 
 impl<T> CompactQuery<'_, T> {
@@ -205,46 +359,23 @@ impl<T> CompactQuery<'_, T> {
     }
 }
 
-/// Approximate scores kept in registers across all attributes: four AVX-512 registers of
-/// f32, so that the per-attribute loop overhead is paid once per 64 records.
-const LANES: usize = 64;
-
-impl<T: Float> CompactQuery<'_, T> {
-    #[inline(always)]
-    fn lanes<const L: usize>(&self, h: &[T], start: usize, out: &mut [T]) {
-        let mut acc = [T::zero(); L];
-        for (a, &h) in acc.iter_mut().zip(&h[start..start + L]) {
-            *a = h - self.c0;
-        }
-        for (j, &w) in self.w.iter().enumerate() {
-            let q: &[i8; L] =
-                self.copy.column(j)[start..start + L].try_into().expect("L positions");
-            for l in 0..L {
-                acc[l] -= w * T::from_i8(q[l]);
-            }
-        }
-        out.copy_from_slice(&acc);
-    }
-}
-
 impl<T: Float> BlockScorer<T> for CompactQuery<'_, T> {
     #[inline(always)]
     fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]) {
-        let h = ws.half_norms();
-        let mut chunks = out.chunks_exact_mut(LANES);
-        let mut p = start;
-        for o in &mut chunks {
-            self.lanes::<LANES>(h, p, o);
-            p += LANES;
-        }
-        for o in chunks.into_remainder().chunks_mut(1) {
-            self.lanes::<1>(h, p, o);
-            p += 1;
+        // Whole blocks from the one holding `start` (scans start chunks at multiples of
+        // 64, so usually there); records past `start + len` are computed and ignored.
+        let mut dots = [0i32; BLOCK + BLOCK_RECORDS];
+        let (first, skip) = (start / BLOCK_RECORDS, start % BLOCK_RECORDS);
+        let blocks = (skip + out.len()).div_ceil(BLOCK_RECORDS);
+        self.copy.dots(&self.pair_weights, first, blocks, &mut dots, self.avx2);
+        let h = &ws.half_norms()[start..start + out.len()];
+        for ((o, &h), &dot) in out.iter_mut().zip(h).zip(&dots[skip..]) {
+            *o = (h - self.c0) - self.scale * T::from_i32_lossy(dot);
         }
     }
 
-    fn bytes_per_record(&self, ws: &WorkingSet<T>) -> usize {
-        ws.d() + size_of::<T>()
+    fn bytes_per_record(&self, _: &WorkingSet<T>) -> usize {
+        self.copy.pairs * 2 + size_of::<T>()
     }
 }
 
@@ -302,6 +433,11 @@ impl<T: Float> ScoreVisitor<T> for Band<T> {
         // Blocks have at most 64 scores: one bit each for those within the limit.
         debug_assert!(scores.len() <= 64);
         let (sign, limit) = (self.sign, self.limit.unwrap_or(T::infinity()));
+        // Almost every block has no score within the limit: one vectorized extreme rejects it.
+        let best = if sign > T::zero() { min_value(scores) } else { -max_value(scores) };
+        if best > limit {
+            return;
+        }
         let mut within = 0u64;
         for (i, &v) in scores.iter().enumerate() {
             within |= u64::from(sign * v <= limit) << i;
@@ -388,5 +524,97 @@ impl<T: Float, A: Recheck<T>, B: Recheck<T>> Recheck<T> for (A, B) {
     fn recheck(&mut self, bands: Self::Bands, exact: &impl Fn(usize) -> Pick<T>) {
         self.0.recheck(bands.0, exact);
         self.1.recheck(bands.1, exact);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithms::test_shapes::shaped;
+    use crate::dataset::Scaling;
+    use proptest::prelude::*;
+
+    fn codes_and_weights(blocks: usize, pairs: usize, seed: u64) -> (Vec<i8>, Vec<i32>) {
+        let x = shaped(blocks * pairs * PAIR_BYTES + pairs, 1, 0, seed);
+        let v: Vec<f64> = x.iter().copied().collect();
+        let codes = v[pairs..].iter().map(|g| (g * 60.0).clamp(-127.0, 127.0) as i8).collect();
+        let weights = v[..pairs]
+            .iter()
+            .map(|g| {
+                let (lo, hi) = ((g * 20_000.0) as i16, (-g * 32_767.0) as i16);
+                i32::from(lo as u16) | (i32::from(hi) << 16)
+            })
+            .collect();
+        (codes, weights)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// The AVX2 kernel and the portable one give the same integer dot products, whole
+        /// groups of 8 blocks and the blocks after them.
+        #[test]
+        fn simd_and_portable_dots_agree(blocks in 1usize..20, pairs in 1usize..12, seed: u64) {
+            let (codes, weights) = codes_and_weights(blocks, pairs, seed);
+            let mut portable = vec![0; blocks * BLOCK_RECORDS];
+            dots_portable(&codes, &weights, &mut portable);
+            let (lo, hi) = (i64::from(weights[0] as i16), i64::from(weights[0] >> 16));
+            let first = i64::from(codes[0]) * lo + i64::from(codes[1]) * hi
+                + (1..pairs).map(|p| {
+                    let (l, h) = (i64::from(weights[p] as i16), i64::from(weights[p] >> 16));
+                    i64::from(codes[p * PAIR_BYTES]) * l + i64::from(codes[p * PAIR_BYTES + 1]) * h
+                }).sum::<i64>();
+            prop_assert_eq!(i64::from(portable[0]), first);
+            if has_avx2() {
+                let mut simd = vec![0; blocks * BLOCK_RECORDS];
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                #[cfg(target_arch = "x86_64")]
+                unsafe { dots_avx2(&codes, &weights, &mut simd) };
+                prop_assert_eq!(simd, portable);
+            }
+        }
+    }
+
+    /// Every approximate score is within B (half the band's margin) of the exact kernel
+    /// score, for records and references of every shape, at every start offset.
+    fn scores_within_bound<T: Float>(n: usize, d: usize, shape: u8, seed: u64) {
+        let x = shaped(n, d, shape, seed);
+        let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), shape != 3)).unwrap();
+        let copy = CompactCopy::new(&ws, Exec::SEQUENTIAL);
+        let mean: Vec<T> = (0..d)
+            .map(|j| {
+                T::from_f64_lossy(ws.column(j).iter().map(|v| v.as_f64()).sum::<f64>() / n as f64)
+            })
+            .collect();
+        for reference in [ws.row(0), ws.row(n / 2), mean] {
+            let query = copy.query(&reference);
+            let bound = query.margin() / 2.0;
+            for start in [0, 3.min(n - 1), n.saturating_sub(70)] {
+                let len = (n - start).min(BLOCK);
+                let mut approx = vec![T::zero(); len];
+                query.fill(&ws, start, &mut approx);
+                for (i, a) in approx.iter().enumerate() {
+                    let p = start + i;
+                    let exact = copy.exact_score(ws.ids()[p], &reference);
+                    assert_eq!(exact, ws.algebraic_score(p, &reference), "the re-check's bits");
+                    let gap = (a.as_f64() - exact.as_f64()).abs();
+                    assert!(
+                        gap <= bound,
+                        "{} d {d} shape {shape}: |ŝ − s| = {gap} > B = {bound}",
+                        T::NAME
+                    );
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn approximate_scores_stay_within_the_bound(
+            n in 1usize..300, d in 1usize..24, shape in 0u8..4, seed: u64,
+        ) {
+            scores_within_bound::<f32>(n, d, shape, seed);
+            scores_within_bound::<f64>(n, d, shape, seed);
+        }
     }
 }
