@@ -93,13 +93,9 @@ impl Exec {
     /// Runs `f` with a [`team`](crate::team) of this many threads for the passes it makes
     /// on this thread, when passes over `len` records would be split at all; plain `f()`
     /// otherwise. For loops of many short passes: one synchronisation per pass instead of
-    /// a rayon fork-join, and each chunk stays on its thread.
+    /// a rayon fork-join.
     pub fn with_team<R>(self, len: usize, f: impl FnOnce() -> R) -> R {
-        if self.splits(len) && std::env::var_os("NO_TEAM").is_none() {
-            team::with_team(self.threads, f)
-        } else {
-            f()
-        }
+        if self.splits(len) { team::with_team(self.threads, f) } else { f() }
     }
 
     /// Applies `f(lo, hi)` to chunks of `0..len` and reduces the results (`None` if empty),

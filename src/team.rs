@@ -340,4 +340,22 @@ mod tests {
         assert_eq!(threads.len(), 2);
         assert_ne!(threads[0], threads[1], "a parked helper woke up and took a chunk");
     }
+
+    #[test]
+    fn many_short_passes_with_more_threads_than_cores() {
+        // Helpers that the OS does not schedule in time leave their chunks to the others.
+        let threads = 2 * std::thread::available_parallelism().map_or(2, |c| c.get());
+        let sums = with_team(threads, || {
+            (0..3000)
+                .map(|i| {
+                    let part = |c: usize| (0..100).map(|j| (i + c * j) % 7).sum::<usize>();
+                    map_on_current(threads, threads, &part, &|a, b| a + b).unwrap().unwrap()
+                })
+                .collect::<Vec<_>>()
+        });
+        let expected = (0..3000)
+            .map(|i| (0..threads).flat_map(|c| (0..100).map(move |j| (i + c * j) % 7)).sum())
+            .collect::<Vec<usize>>();
+        assert_eq!(sums, expected);
+    }
 }

@@ -147,40 +147,44 @@ pub fn mdav_star<T: Float>(
     let rows = |rest: &Remaining<T>, ps: &[usize]| -> Vec<Vec<f64>> {
         ps.iter().map(|&p| rest.row_f64(p)).collect()
     };
-    while rest.len() >= k {
-        let xbar = queries.farthest(&rest, &center);
-        let mut n1 = queries.nearest(&rest, xbar, k - 1, None);
-        n1.push(xbar);
-        let x = rest.row_f64(xbar);
-        let clos = if clusters.stats.is_empty() || rest.len() == k || k == 1 {
-            None
-        } else {
-            clusters.closest(&x)
-        };
-        let stats = &clusters.stats;
-        let joins = clos.filter(|&g| {
-            let nu = n1[0];
-            let mut n2 = queries.nearest(&rest, nu, k - 1, Some(xbar));
-            n2.push(nu);
-            let cost1 = stats.sse_of(&rows(&rest, &n1)) / k as f64;
-            let cost2 = (stats.join_cost(g, &x) + stats.sse_of(&rows(&rest, &n2))) / (k + 1) as f64;
-            cost1 > cost2
-        });
-        match joins {
-            Some(g) => {
-                clusters.add(g, &x);
-                queries.remove_into(&mut rest, &[xbar], Some(g as u32));
-            }
-            None => {
-                let g = clusters.stats.push();
-                for r in rows(&rest, &n1) {
-                    clusters.add(g, &r);
+    // Many short passes: on a team of threads kept awake between them (`team.rs`).
+    exec.with_team(rest.len(), || {
+        while rest.len() >= k {
+            let xbar = queries.farthest(&rest, &center);
+            let mut n1 = queries.nearest(&rest, xbar, k - 1, None);
+            n1.push(xbar);
+            let x = rest.row_f64(xbar);
+            let clos = if clusters.stats.is_empty() || rest.len() == k || k == 1 {
+                None
+            } else {
+                clusters.closest(&x)
+            };
+            let stats = &clusters.stats;
+            let joins = clos.filter(|&g| {
+                let nu = n1[0];
+                let mut n2 = queries.nearest(&rest, nu, k - 1, Some(xbar));
+                n2.push(nu);
+                let cost1 = stats.sse_of(&rows(&rest, &n1)) / k as f64;
+                let cost2 =
+                    (stats.join_cost(g, &x) + stats.sse_of(&rows(&rest, &n2))) / (k + 1) as f64;
+                cost1 > cost2
+            });
+            match joins {
+                Some(g) => {
+                    clusters.add(g, &x);
+                    queries.remove_into(&mut rest, &[xbar], Some(g as u32));
                 }
-                let label = queries.remove_into(&mut rest, &n1, None);
-                debug_assert_eq!(label as usize, g);
+                None => {
+                    let g = clusters.stats.push();
+                    for r in rows(&rest, &n1) {
+                        clusters.add(g, &r);
+                    }
+                    let label = queries.remove_into(&mut rest, &n1, None);
+                    debug_assert_eq!(label as usize, g);
+                }
             }
         }
-    }
+    });
     let mut stats = clusters.stats;
     let mut leftovers: Vec<u32> = (0..rest.len()).map(|p| rest.id(p)).collect();
     leftovers.sort_unstable();
