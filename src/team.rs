@@ -9,10 +9,11 @@
 //! counter: a synchronisation per pass of well under a µs. Helpers that stay idle longer
 //! park on a condition variable and cost nothing.
 //!
-//! Threads claim the chunks of a pass from one atomic word (the pass's epoch and the next
-//! chunk), the caller first: a helper that the OS has not scheduled claims nothing, and the
-//! caller runs its chunks itself instead of waiting for it (on a busy machine a fixed
-//! chunk per thread would make every pass wait for the slowest thread's time slice).
+//! Every thread of the team, the caller included, claims chunks of a pass from one atomic
+//! word (the pass's epoch and the next chunk) until none is left: a helper that the OS has
+//! not scheduled claims nothing, and the others run its chunk instead of waiting for it (on
+//! a busy machine a fixed chunk per thread would make every pass wait for the slowest
+//! thread's time slice).
 //!
 //! A team is registered for the calling thread only, for the duration of
 //! [`with_team`]; `Exec::map_range` uses it when the caller's thread count matches and
