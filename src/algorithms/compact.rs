@@ -33,6 +33,8 @@ use crate::kernels::{
 };
 use crate::parallel::Exec;
 use rayon::prelude::*;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Smallest number of records where `IndexChoice::Auto` scans the compact copy: below it
 /// the remaining records fit the caches anyway (see `bench-results/mdav_large.md`).
@@ -382,6 +384,12 @@ impl<T: Float> BlockScorer<T> for CompactQuery<'_, T> {
 /// The candidates of one selection in an approximate pass: every record whose signed
 /// approximate score is at most the `count`-th smallest plus the margin 2B (sign +1 for
 /// the nearest, −1 for the farthest), never the excluded positions.
+///
+/// The chunks of a pass clone one band and share its limit: a chunk's limit (its own
+/// `count`-th best + 2B) also bounds every record of the whole pass's exact selection, whose
+/// exact scores are at most the `count`-th best of any chunk's, so each chunk keeps only the
+/// records within the tightest limit found so far by any of them, and the chunks together
+/// re-check about as many candidates as one thread would.
 #[derive(Debug, Clone)]
 pub struct Band<T> {
     count: usize,
@@ -391,6 +399,8 @@ pub struct Band<T> {
     /// (signed approximate score, position).
     keys: Vec<(T, u32)>,
     limit: Option<T>,
+    /// The tightest limit of the chunks of this pass (f64 bits; +∞ before the first).
+    shared: Arc<AtomicU64>,
     /// Size of `keys` that triggers the next narrowing.
     cap: usize,
 }
@@ -399,21 +409,42 @@ impl<T: Float> Band<T> {
     /// Candidates for the `count` best of `sign`·score within `margin`.
     pub fn new(count: usize, farthest: bool, margin: f64, exclude: Exclude) -> Self {
         let sign = if farthest { -T::one() } else { T::one() };
-        Band { count, sign, margin, exclude, keys: Vec::new(), limit: None, cap: 2 * count + 64 }
+        Band {
+            count,
+            sign,
+            margin,
+            exclude,
+            keys: Vec::new(),
+            limit: None,
+            shared: Arc::new(AtomicU64::new(f64::INFINITY.to_bits())),
+            cap: 2 * count + 64,
+        }
     }
 
-    /// Recomputes the limit from the `count`-th best key and drops the keys above it.
-    fn narrow(&mut self) {
-        if self.count == 0 || self.keys.len() < self.count {
-            return;
+    /// Takes the shared limit when it is tighter than this chunk's own.
+    fn adopt_shared(&mut self) {
+        let shared = T::from_f64_lossy(f64::from_bits(self.shared.load(Ordering::Relaxed)));
+        if shared < self.limit.unwrap_or(T::infinity()) {
+            self.limit = Some(shared);
         }
-        let by_score = |a: &(T, u32), b: &(T, u32)| a.0.partial_cmp(&b.0).expect("finite");
-        let nth = self.keys.select_nth_unstable_by(self.count - 1, by_score).1.0.as_f64();
-        // Rounded up, so that the limit in T is never below nth + margin.
-        let limit = nth + self.margin;
-        let limit = T::from_f64_lossy(limit + limit.abs() * 4.0 * T::epsilon().as_f64());
-        self.keys.retain(|k| k.0 <= limit);
-        self.limit = Some(limit);
+    }
+
+    /// Recomputes the limit from the `count`-th best key (or the shared one, if tighter),
+    /// publishes it, and drops the keys above it.
+    fn narrow(&mut self) {
+        if self.count > 0 && self.keys.len() >= self.count {
+            let by_score = |a: &(T, u32), b: &(T, u32)| a.0.partial_cmp(&b.0).expect("finite");
+            let nth = self.keys.select_nth_unstable_by(self.count - 1, by_score).1.0.as_f64();
+            // Rounded up, so that the limit in T is never below nth + margin.
+            let limit = nth + self.margin;
+            let limit = T::from_f64_lossy(limit + limit.abs() * 4.0 * T::epsilon().as_f64());
+            self.shared.fetch_min_f64(limit.as_f64());
+            self.limit = Some(limit);
+        }
+        self.adopt_shared();
+        if let Some(limit) = self.limit {
+            self.keys.retain(|k| k.0 <= limit);
+        }
         self.cap = (2 * self.keys.len()).max(2 * self.count + 64);
     }
 
@@ -421,6 +452,28 @@ impl<T: Float> Band<T> {
     pub fn into_positions(mut self) -> Vec<usize> {
         self.narrow();
         self.keys.into_iter().map(|k| k.1 as usize).collect()
+    }
+}
+
+/// An atomic minimum of f64 values kept as bits.
+trait FetchMinF64 {
+    fn fetch_min_f64(&self, v: f64);
+}
+
+impl FetchMinF64 for AtomicU64 {
+    fn fetch_min_f64(&self, v: f64) {
+        let mut current = self.load(Ordering::Relaxed);
+        while v < f64::from_bits(current) {
+            match self.compare_exchange_weak(
+                current,
+                v.to_bits(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(now) => current = now,
+            }
+        }
     }
 }
 
@@ -457,11 +510,14 @@ impl<T: Float> ScoreVisitor<T> for Band<T> {
 impl<T: Float> Band<T> {
     #[inline(never)]
     fn take(&mut self, scores: &[T], offset: usize, mut within: u64) {
+        self.adopt_shared();
+        let limit = self.limit.unwrap_or(T::infinity());
         while within != 0 {
             let i = within.trailing_zeros() as usize;
             within &= within - 1;
-            if !self.exclude.contains(offset + i) {
-                self.keys.push((self.sign * scores[i], (offset + i) as u32));
+            let key = self.sign * scores[i];
+            if key <= limit && !self.exclude.contains(offset + i) {
+                self.keys.push((key, (offset + i) as u32));
             }
         }
         if self.keys.len() >= self.cap {

@@ -308,6 +308,31 @@ mod tests {
     }
 
     #[test]
+    fn compact_scan_on_threads_gives_the_scan_partition() {
+        // Passes over more than PARALLEL_MIN records split into chunks on a thread team;
+        // the chunks re-check their own candidates and share their bands' limits.
+        use crate::parallel::Parallelism;
+        fn threaded<T: Float>(x: &Array2<f64>, opts: MdavOptions, jobs: i64) -> Vec<u32> {
+            let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+            let par = Parallelism::from_n_jobs(jobs).unwrap();
+            let p = par.install(|e| mdav(ws, 10, opts, e, &Progress::new())).unwrap();
+            p.labels().to_vec()
+        }
+        let on = MdavOptions { compact_scan: IndexChoice::On, ..MdavOptions::DEFAULT_SCAN };
+        for shape in [0, 3] {
+            let x = shaped(20_000, 15, shape, 5);
+            let (exact64, exact32) = (
+                labels_of::<f64>(&x, 10, MdavOptions::DEFAULT_SCAN),
+                labels_of::<f32>(&x, 10, MdavOptions::DEFAULT_SCAN),
+            );
+            for jobs in [2, 3] {
+                assert_eq!(threaded::<f64>(&x, on, jobs), exact64, "f64 shape {shape} {jobs}");
+                assert_eq!(threaded::<f32>(&x, on, jobs), exact32, "f32 shape {shape} {jobs}");
+            }
+        }
+    }
+
+    #[test]
     fn spatial_index_gives_the_scan_partition_at_20000() {
         for (d, shape, k) in [(2, 0, 10), (3, 3, 5), (5, 1, 3), (8, 2, 7)] {
             index_equals_scan(&shaped(20_000, d, shape, d as u64), k);
