@@ -95,7 +95,7 @@ pub fn with_team<R>(threads: usize, f: impl FnOnce() -> R) -> R {
         // Dropped in reverse order, also when `f` unwinds: the registration first, then
         // the helpers are told to stop (the scope joins them).
         let _stop = StopOnDrop(&team);
-        let _current = Registered::new(&team);
+        let _current = Registered::set(Some(&team));
         f()
     })
 }
@@ -112,7 +112,13 @@ pub fn map_on_current<R: Send>(
     // SAFETY: CURRENT holds a team only while `with_team` runs on this thread, and that
     // call owns the team for longer than any call made from inside it.
     let team = unsafe { &*team };
-    (team.size == threads).then(|| team.map(chunks, part, reduce))
+    if team.size != threads {
+        return None;
+    }
+    // A pass is not re-entrant: anything its chunks run on this thread (work that rayon
+    // steals, say) finds no team and uses rayon.
+    let _unregistered = Registered::set(None);
+    Some(team.map(chunks, part, reduce))
 }
 
 impl Team {
@@ -274,12 +280,13 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
-/// Registers a team for this thread, restoring the previous registration when dropped.
+/// Registers a team (or none) for this thread, restoring the previous registration when
+/// dropped.
 struct Registered(Option<*const Team>);
 
 impl Registered {
-    fn new(team: &Team) -> Self {
-        Registered(CURRENT.with(|c| c.replace(Some(team as *const Team))))
+    fn set(team: Option<&Team>) -> Self {
+        Registered(CURRENT.with(|c| c.replace(team.map(|t| t as *const Team))))
     }
 }
 
@@ -309,6 +316,22 @@ mod tests {
         });
         assert!(out.iter().all(|r| r == &[0, 1, 2, 3, 4]));
         assert!(CURRENT.with(Cell::get).is_none(), "registration ends with the call");
+    }
+
+    #[test]
+    fn a_pass_inside_a_pass_finds_no_team() {
+        let inner_on_team = with_team(2, || {
+            let part =
+                |_: usize| vec![map_on_current(2, 2, &|c: usize| c, &|a, b| a + b).is_some()];
+            let outer = map_on_current(2, 2, &part, &|mut a: Vec<bool>, b| {
+                a.extend(b);
+                a
+            });
+            let after = map_on_current(2, 2, &|c: usize| c, &|a, b| a + b);
+            (outer.unwrap().unwrap(), after)
+        });
+        assert_eq!(inner_on_team.0, vec![false, false], "no chunk sees the team");
+        assert_eq!(inner_on_team.1, Some(Some(1)), "the team is registered again after the pass");
     }
 
     #[test]
