@@ -438,7 +438,7 @@ impl<T: Float> Band<T> {
             // Rounded up, so that the limit in T is never below nth + margin.
             let limit = nth + self.margin;
             let limit = T::from_f64_lossy(limit + limit.abs() * 4.0 * T::epsilon().as_f64());
-            self.shared.fetch_min_f64(limit.as_f64());
+            fetch_min_f64(&self.shared, limit.as_f64());
             self.limit = Some(limit);
         }
         self.adopt_shared();
@@ -455,24 +455,13 @@ impl<T: Float> Band<T> {
     }
 }
 
-/// An atomic minimum of f64 values kept as bits.
-trait FetchMinF64 {
-    fn fetch_min_f64(&self, v: f64);
-}
-
-impl FetchMinF64 for AtomicU64 {
-    fn fetch_min_f64(&self, v: f64) {
-        let mut current = self.load(Ordering::Relaxed);
-        while v < f64::from_bits(current) {
-            match self.compare_exchange_weak(
-                current,
-                v.to_bits(),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return,
-                Err(now) => current = now,
-            }
+/// Lowers the f64 kept as bits in `a` to `v` if `v` is smaller (an atomic minimum).
+fn fetch_min_f64(a: &AtomicU64, v: f64) {
+    let mut current = a.load(Ordering::Relaxed);
+    while v < f64::from_bits(current) {
+        match a.compare_exchange_weak(current, v.to_bits(), Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(now) => current = now,
         }
     }
 }
