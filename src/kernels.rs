@@ -634,6 +634,11 @@ impl<'a, T, S, V> Also<'a, T, S, V> {
     pub fn into_inner(self) -> V {
         self.inner
     }
+
+    /// The inner visitor, to feed it another scorer's scores directly.
+    pub fn inner_mut(&mut self) -> &mut V {
+        &mut self.inner
+    }
 }
 
 impl<T: Float, S: BlockScorer<T>, V: ScoreVisitor<T>> ScoreVisitor<T> for Also<'_, T, S, V> {

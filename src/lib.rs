@@ -28,6 +28,7 @@
 pub mod algorithms;
 pub mod assess;
 pub mod centroid_table;
+mod claims;
 pub mod dataset;
 pub mod error;
 pub mod float;

@@ -7,8 +7,10 @@
 //! Below [`PARALLEL_MIN`] records a pass stays on the calling thread: spawning costs more
 //! than it saves there. Algorithms that make thousands of short passes (exact MDAV) run
 //! them on a [`team`](crate::team) of threads kept awake between passes
-//! ([`Exec::with_team`]) instead of a rayon fork-join per pass.
+//! ([`Exec::with_team`]) instead of a rayon fork-join per pass, and split a pass that
+//! serves two references by reference first ([`Exec::map_parts`], `claims.rs`).
 
+use crate::claims::{CHUNK, Claims};
 use crate::error::{Error, Result};
 use crate::team;
 use rayon::prelude::*;
@@ -119,6 +121,44 @@ impl Exec {
             Some(f(0, len))
         }
     }
+
+    /// A pass made of `parts` parts over the same `len` records (one per reference it
+    /// serves), split among this thread's team (or the rayon pool) by [`Claims`]: each slot
+    /// keeps one visitor per part it touches, from `start(part)`, fed chunk by chunk by
+    /// `scan(visitor, part, lo, hi)` and turned into a result by `finish` on the slot's
+    /// thread; the results are reduced (so they must not depend on the split). `None` when
+    /// the pass is not split at all: the caller then makes one fused pass, which reads the
+    /// data once for every part.
+    pub fn map_parts<V, R: Send>(
+        self,
+        parts: usize,
+        len: usize,
+        start: impl Fn(usize) -> V + Sync,
+        scan: impl Fn(&mut V, usize, usize, usize) + Sync,
+        finish: impl Fn(V) -> R + Sync,
+        reduce: impl Fn(R, R) -> R + Sync + Send,
+    ) -> Option<R> {
+        if !self.splits(len) || parts == 0 {
+            return None;
+        }
+        let claims = Claims::new(parts, len.div_ceil(CHUNK));
+        let slot = |s: usize| {
+            let mut visitors: Vec<Option<V>> = (0..parts).map(|_| None).collect();
+            while let Some((part, c)) = claims.next(s) {
+                let v = visitors[part].get_or_insert_with(|| start(part));
+                scan(v, part, c * CHUNK, ((c + 1) * CHUNK).min(len));
+            }
+            visitors.into_iter().flatten().map(&finish).reduce(&reduce)
+        };
+        // A slot that starts late may find every chunk claimed: it has no result.
+        let either = |a: Option<R>, b: Option<R>| match (a, b) {
+            (Some(a), Some(b)) => Some(reduce(a, b)),
+            (a, b) => a.or(b),
+        };
+        team::map_on_current(self.threads, self.threads, &slot, &either)
+            .unwrap_or_else(|| (0..self.threads).into_par_iter().map(slot).reduce_with(either))
+            .flatten()
+    }
 }
 
 #[cfg(test)]
@@ -149,5 +189,39 @@ mod tests {
         assert_eq!(seq, par);
         let many = Parallelism::from_n_jobs(1000).unwrap();
         assert_eq!(many.install(|e| e.map_range(v.len(), sum, |a, b| a + b)).unwrap(), seq);
+    }
+
+    #[test]
+    fn parts_see_every_record_once_per_part() {
+        // Per visitor: (part, sum of the records seen, how many); every record of every
+        // part is seen exactly once, whatever thread claims it, on a team or on rayon.
+        let len = 100_003;
+        let scan = |v: &mut (usize, u64, u64), part: usize, lo: usize, hi: usize| {
+            assert_eq!(v.0, part, "a visitor only sees its own part");
+            v.1 += (lo as u64..hi as u64).sum::<u64>();
+            v.2 += (hi - lo) as u64;
+        };
+        let finish = |v: (usize, u64, u64)| {
+            let mut per_part = [(0u64, 0u64, 0u64); 3];
+            per_part[v.0] = (v.1, v.2, 1);
+            per_part
+        };
+        let add = |a: [(u64, u64, u64); 3], b: [(u64, u64, u64); 3]| {
+            std::array::from_fn(|p| (a[p].0 + b[p].0, a[p].1 + b[p].1, a[p].2 + b[p].2))
+        };
+        let whole = (len as u64 * (len as u64 - 1) / 2, len as u64);
+        for threads in [2, 3, 5] {
+            let run = |e: Exec| e.map_parts(3, len, |p| (p, 0, 0), scan, finish, add).unwrap();
+            let pool = Parallelism::from_n_jobs(threads).unwrap();
+            let on_rayon = pool.install(run).unwrap();
+            let on_team = pool.install(|e| e.with_team(len, || run(e))).unwrap();
+            for per_part in [on_rayon, on_team] {
+                for (sum, count, visitors) in per_part {
+                    assert_eq!((sum, count), whole);
+                    assert!((1..=threads as u64).contains(&visitors), "one visitor per thread");
+                }
+            }
+        }
+        assert!(Exec::SEQUENTIAL.map_parts(2, len, |p| (p, 0, 0), scan, finish, add).is_none());
     }
 }

@@ -501,6 +501,10 @@ impl<T: Float> Band<T> {
     fn take(&mut self, scores: &[T], offset: usize, mut within: u64) {
         self.adopt_shared();
         let limit = self.limit.unwrap_or(T::infinity());
+        if self.keys.capacity() == 0 {
+            // Clones of a pass's band start empty: one allocation for the first keys.
+            self.keys.reserve(self.cap);
+        }
         while within != 0 {
             let i = within.trailing_zeros() as usize;
             within &= within - 1;

@@ -173,7 +173,7 @@ impl<'a, T: Float> Remaining<'a, T> {
     ) -> (A, B) {
         let as_is = |a, b| (a, b);
         if self.ws.is_masked() {
-            self.pass(&Partial::new(a), b.map(Partial::new).as_ref(), make_a, make_b, as_is)
+            self.pass(&Partial::new(a), b.map(Partial::new).as_ref(), false, make_a, make_b, as_is)
         } else if let Some(copy) = &self.compact {
             debug_assert_eq!(metric, Metric::Algebraic, "the compact copy scores algebraically");
             let (qa, qb) = (copy.query(a), b.map(|b| copy.query(b)));
@@ -197,20 +197,27 @@ impl<'a, T: Float> Remaining<'a, T> {
                 }
                 (sel_a, sel_b)
             };
-            self.pass(&qa, qb.as_ref(), || band_a.clone(), || band_b.clone(), recheck)
+            self.pass(&qa, qb.as_ref(), true, || band_a.clone(), || band_b.clone(), recheck)
         } else {
             let complete = |reference| Complete { reference, metric };
-            self.pass(&complete(a), b.map(complete).as_ref(), make_a, make_b, as_is)
+            self.pass(&complete(a), b.map(complete).as_ref(), false, make_a, make_b, as_is)
         }
     }
 
-    /// Positions `0..m` scored by `score_a` (and `score_b`) into fresh visitors, chunk by
-    /// chunk where `exec` allows; each chunk's pair is turned into the results by `finish`
-    /// on the chunk's thread, and the chunks' results are merged.
+    /// Positions `0..m` scored by `score_a` (and `score_b`) into fresh visitors, split among
+    /// the threads where `exec` allows (`Exec::map_parts`); each thread's visitors are
+    /// turned into results by `finish` on that thread, and the results are merged.
+    ///
+    /// With `by_reference` and two references, the pass has one part per reference, so a
+    /// thread mostly scores one reference over all the records, and each selection warms up
+    /// once per thread instead of once per chunk: for a compact copy that stays in the
+    /// caches (a second read costs little). Otherwise every chunk is scored against both
+    /// references in one read of the data. On one thread both references share one read.
     fn pass<S, VA, VB, A, B>(
         &self,
         score_a: &S,
         score_b: Option<&S>,
+        by_reference: bool,
         make_a: impl Fn() -> VA + Sync,
         make_b: impl Fn() -> VB + Sync,
         finish: impl Fn(VA, VB) -> (A, B) + Sync,
@@ -222,14 +229,29 @@ impl<'a, T: Float> Remaining<'a, T> {
         A: ScoreVisitor<T>,
         B: ScoreVisitor<T>,
     {
-        let chunk = |lo: usize, hi: usize| {
-            let mut both = (make_a(), Also::new(&self.ws, score_b, make_b()));
-            kernels::scan_range(&self.ws, lo, hi, score_a, &mut both);
-            finish(both.0, both.1.into_inner())
+        self.progress.scanned(self.m * score_a.bytes_per_record(&self.ws));
+        let split = by_reference && score_b.is_some();
+        let start =
+            |split: bool| (make_a(), Also::new(&self.ws, score_b.filter(|_| !split), make_b()));
+        let end = |v: (VA, Also<'_, T, S, VB>)| finish(v.0, v.1.into_inner());
+        // Part 1 (split only) scores the second reference; part 0 the first, and also the
+        // second in one read when not split.
+        let scan = |v: &mut (VA, Also<'_, T, S, VB>), part: usize, lo: usize, hi: usize| match (
+            part, score_b,
+        ) {
+            (1, Some(b)) => kernels::scan_range(&self.ws, lo, hi, b, v.1.inner_mut()),
+            _ if split => kernels::scan_range(&self.ws, lo, hi, score_a, &mut v.0),
+            _ => kernels::scan_range(&self.ws, lo, hi, score_a, v),
         };
         let merge = |x: (A, B), y: (A, B)| (x.0.merge(y.0), x.1.merge(y.1));
-        self.progress.scanned(self.m * score_a.bytes_per_record(&self.ws));
-        self.exec.map_range(self.m, chunk, merge).unwrap_or_else(|| finish(make_a(), make_b()))
+        let parts = if split { 2 } else { 1 };
+        self.exec.map_parts(parts, self.m, |_| start(split), scan, end, merge).unwrap_or_else(
+            || {
+                let mut both = start(false);
+                kernels::scan_range(&self.ws, 0, self.m, score_a, &mut both);
+                end(both)
+            },
+        )
     }
 
     /// Position of the unassigned record farthest from `reference` (ties to the lowest id).
