@@ -108,10 +108,19 @@ impl<T: Float> CompactCopy<T> {
         }
         let pairs = d.div_ceil(2);
         let mut q = vec![0i8; n.div_ceil(BLOCK_RECORDS) * pairs * PAIR_BYTES];
-        for (j, c) in columns.iter().enumerate() {
-            for (p, &code) in c.codes.iter().enumerate() {
-                q[code_index(pairs, p, j)] = code;
+        // Block by block (each one cache line or two of codes), in parallel where allowed.
+        let interleave = |(b, block): (usize, &mut [i8])| {
+            for (j, c) in columns.iter().enumerate() {
+                let codes = c.codes.iter().enumerate().skip(b * BLOCK_RECORDS).take(BLOCK_RECORDS);
+                for (p, &code) in codes {
+                    block[code_index(pairs, p % BLOCK_RECORDS, j)] = code;
+                }
             }
+        };
+        if exec.is_parallel() {
+            q.par_chunks_mut(pairs * PAIR_BYTES).enumerate().for_each(interleave);
+        } else {
+            q.chunks_mut(pairs * PAIR_BYTES).enumerate().for_each(interleave);
         }
         CompactCopy {
             d,

@@ -21,10 +21,12 @@ use crate::kernels::Pick;
 use crate::parallel::Exec;
 use rayon::slice::ParallelSliceMut;
 
-/// Original ids sorted by decreasing norm, with assigned ones removed lazily.
+/// Original ids with their ½‖x‖², sorted by decreasing norm, with assigned ones removed
+/// lazily.
 #[derive(Debug, Clone)]
 pub struct NormOrder {
-    ids: Vec<u32>,
+    /// (½‖x‖² as f64, id): a search reads its bounds in order, without a gather.
+    entries: Vec<(f64, u32)>,
     head: usize,
     /// Searches still to skip after giving up (exponential back-off).
     skip: usize,
@@ -34,18 +36,15 @@ pub struct NormOrder {
 impl NormOrder {
     /// The order of every record of `ws` (O(n log n); a parallel sort where `exec` allows).
     pub fn new<T: Float>(ws: &WorkingSet<T>, exec: Exec) -> Self {
-        let mut ids: Vec<u32> = ws.ids().to_vec();
-        let h = ws.half_norms();
-        let by_norm = |&a: &u32, &b: &u32| {
-            let (ha, hb) = (h[ws.position_of(a)], h[ws.position_of(b)]);
-            hb.partial_cmp(&ha).unwrap_or(std::cmp::Ordering::Equal).then(a.cmp(&b))
-        };
+        let mut entries: Vec<(f64, u32)> =
+            ws.half_norms().iter().zip(ws.ids()).map(|(h, &id)| (h.as_f64(), id)).collect();
+        let by_norm = |a: &(f64, u32), b: &(f64, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
         if exec.is_parallel() {
-            ids.par_sort_unstable_by(by_norm);
+            entries.par_sort_unstable_by(by_norm);
         } else {
-            ids.sort_unstable_by(by_norm);
+            entries.sort_unstable_by(by_norm);
         }
-        NormOrder { ids, head: 0, skip: 0, backoff: 0 }
+        NormOrder { entries, head: 0, skip: 0, backoff: 0 }
     }
 
     /// The unassigned record (position `< m`) with the largest ½‖x‖² − ⟨x, c⟩, ties to the
@@ -89,17 +88,15 @@ impl NormOrder {
         // Relative rounding bound of a d-term score in precision T, with a safety factor.
         let delta = 4.0 * (ws.d() as f64 + 4.0) * T::epsilon().as_f64();
         let c_norm = c.iter().map(|v| v.as_f64() * v.as_f64()).sum::<f64>().sqrt();
-        let h = ws.half_norms();
         let mut best: Option<Pick<T>> = None;
         let mut live = Vec::new();
-        let mut stop = self.ids.len();
+        let mut stop = self.entries.len();
         let mut gave_up = false;
-        for (i, &id) in self.ids.iter().enumerate().skip(self.head) {
+        for (i, &(hx, id)) in self.entries.iter().enumerate().skip(self.head) {
             let p = ws.position_of(id);
             if p >= m {
                 continue;
             }
-            let hx = h[p].as_f64();
             let bound = hx + (2.0 * hx.max(0.0)).sqrt() * c_norm;
             if let Some(b) = best {
                 let slack =
@@ -115,11 +112,11 @@ impl NormOrder {
             }
             let pick = Pick { score: score(p, id), id, pos: p };
             best = Some(best.map_or(pick, |b| b.farther(pick)));
-            live.push(id);
+            live.push((hx, id));
         }
-        // Keep the visited live ids, in order, right before the unvisited part.
+        // Keep the visited live entries, in order, right before the unvisited part.
         self.head = stop - live.len();
-        self.ids[self.head..stop].copy_from_slice(&live);
+        self.entries[self.head..stop].copy_from_slice(&live);
         (!gave_up).then_some(best)
     }
 }
