@@ -394,11 +394,12 @@ impl<T: Float> BlockScorer<T> for CompactQuery<'_, T> {
 /// approximate score is at most the `count`-th smallest plus the margin 2B (sign +1 for
 /// the nearest, −1 for the farthest), never the excluded positions.
 ///
-/// The chunks of a pass clone one band and share its limit: a chunk's limit (its own
-/// `count`-th best + 2B) also bounds every record of the whole pass's exact selection, whose
-/// exact scores are at most the `count`-th best of any chunk's, so each chunk keeps only the
-/// records within the tightest limit found so far by any of them, and the chunks together
-/// re-check about as many candidates as one thread would.
+/// The visitors of a pass (one per thread and reference, `claims.rs`) clone one band and
+/// share its limit: a visitor's limit (its own `count`-th best + 2B) also bounds every record
+/// of the whole pass's exact selection, whose exact scores are at most the `count`-th best
+/// of any subset's, so each visitor keeps only the records within the tightest limit found
+/// so far by any of them, and together they re-check about as many candidates as one
+/// thread would.
 #[derive(Debug, Clone)]
 pub struct Band<T> {
     count: usize,

@@ -185,10 +185,10 @@ impl<'a, T: Float> Remaining<'a, T> {
                 id: ids[pos],
                 pos,
             };
-            // Each chunk re-checks its own candidates on its own thread: a chunk's band holds
-            // every record of the chunk's exact selection (the module doc of `compact.rs`,
-            // with the chunk's records for the data), and merging the chunks' exact
-            // selections gives the whole pass's.
+            // Each visitor (a thread's chunks of one part) re-checks its own candidates on
+            // its own thread: its band holds every record of the exact selection among the
+            // records it saw (the module doc of `compact.rs`, with those records for the
+            // data), and merging the visitors' exact selections gives the whole pass's.
             let recheck = |band_a: A::Bands, band_b: B::Bands| {
                 let (mut sel_a, mut sel_b) = (make_a(), make_b());
                 sel_a.recheck(band_a, &|pos| exact(a, pos));
