@@ -125,6 +125,11 @@ pub fn mdav<T: Float>(
     // The rounds' passes run on a team of threads kept awake between them (`team.rs`).
     exec.with_team(rest.len(), || {
         let mut prepared: Option<Prepared> = None;
+        // Where Q's group mean sits from Q, towards the centroid (a running mean of the
+        // groups that left): it sharpens the guessed centroid. At 200 000 × 15 (Gaussian,
+        // k = 10), 14% of the guesses made with over 20 000 records left missed without
+        // it, 6% with it.
+        let mut pull = 0.0;
         while rest.len() >= 3 * k {
             let p = extreme(&rest, order.as_mut());
             let p_row = rest.row(p);
@@ -135,16 +140,20 @@ pub fn mdav<T: Float>(
             let q = q.unwrap_or_else(|| rest.farthest_from(&p_row, metric));
             let guess = match order.as_mut() {
                 Some(order) if speculate && rest.len() >= 4 * k => {
-                    let c = rest.centroid_without(q, k);
+                    let c = rest.centroid_without(q, k, pull);
                     rest.guess_farthest_from_centroid(&c, order).filter(|&g| g != q)
                 }
                 _ => None,
             };
+            let before = speculate.then(|| (rest.row_f64(q), rest.centroid_f64()));
             match guess {
                 Some(g) => prepared = Some(rest.take_group_preparing(q, g, k, metric, selection)),
                 None => {
                     rest.take_group(q, k, metric, selection, false);
                 }
+            }
+            if let Some((seed, center)) = before {
+                pull = 0.8 * pull + 0.2 * rest.pull_of_group(&seed, &center, k);
             }
         }
     });

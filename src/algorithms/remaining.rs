@@ -140,15 +140,32 @@ impl<'a, T: Float> Remaining<'a, T> {
     }
 
     /// A prediction of the centroid once the group of the record at `p` (`size` records)
-    /// has left: the group's records are taken to sit at `p` (a guess for speculation).
-    pub fn centroid_without(&self, p: usize, size: usize) -> Vec<T> {
-        let row = self.row(p);
+    /// has left, for speculation: the group's mean is taken to sit `pull` from `p` on the
+    /// line to the centroid of the unassigned records (0: at `p`). A seed is an extreme
+    /// record, so its nearest records lie mostly inwards; `mdav.rs` learns `pull` from the
+    /// groups that left ([`Self::pull_of_group`]).
+    pub fn centroid_without(&self, p: usize, size: usize, pull: f64) -> Vec<T> {
+        let seed = self.row_f64(p);
+        let inwards = unit_towards(&seed, &self.centroid_f64());
         let left = (self.m - size) as f64;
-        self.sum
-            .iter()
-            .zip(row)
-            .map(|(s, x)| T::from_f64_lossy((s - size as f64 * x.as_f64()) / left))
-            .collect()
+        let mean = seed.iter().zip(&inwards).map(|(x, u)| x + pull * u);
+        let sums = self.sum.iter().zip(mean).map(|(s, g)| s - size as f64 * g);
+        sums.map(|s| T::from_f64_lossy(s / left)).collect()
+    }
+
+    /// How far the mean of the group that just left (`size` records, seed values `seed`)
+    /// sat from its seed on the line to `center`, the centroid before it left: the `pull`
+    /// of [`Self::centroid_without`], measured.
+    pub fn pull_of_group(&self, seed: &[f64], center: &[f64], size: usize) -> f64 {
+        let before = (self.m + size) as f64;
+        let mean = self.sum.iter().zip(center).map(|(s, c)| (before * c - s) / size as f64);
+        let offset = mean.zip(seed).map(|(g, x)| g - x);
+        offset.zip(unit_towards(seed, center)).map(|(o, u)| o * u).sum()
+    }
+
+    /// The centroid of the unassigned records in f64, from the running sum.
+    pub fn centroid_f64(&self) -> Vec<f64> {
+        self.sum.iter().map(|s| s / self.m as f64).collect()
     }
 
     fn scan<V: Recheck<T>>(
@@ -521,5 +538,39 @@ impl<'a, T: Float> Remaining<'a, T> {
     pub fn into_partition(self) -> Partition {
         debug_assert_eq!(self.m, 0);
         Partition::new_unchecked(self.labels, self.n_groups as usize)
+    }
+}
+
+/// The unit vector from `from` towards `to` (zero when they coincide).
+fn unit_towards(from: &[f64], to: &[f64]) -> Vec<f64> {
+    let d: Vec<f64> = to.iter().zip(from).map(|(t, f)| t - f).collect();
+    let norm = d.iter().map(|v| v * v).sum::<f64>().sqrt();
+    d.into_iter().map(|v| if norm > 0.0 { v / norm } else { 0.0 }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::Scaling;
+    use ndarray::array;
+
+    #[test]
+    fn pull_measured_on_a_group_predicts_the_centroid() {
+        // 1-D: 0 1 2 | 10 11 12 | 20, centroid 8. The group {0, 1, 2} of seed 0 has mean 1:
+        // 1 from its seed towards the centroid, and then the centroid is 53 / 4.
+        let x = array![[0.0], [1.0], [2.0], [10.0], [11.0], [12.0], [20.0]];
+        let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
+        let progress = Progress::new();
+        let mut rest = Remaining::new(ws, Exec::SEQUENTIAL, &progress);
+        // Not standardized: the working copy is only centered, which moves no distance.
+        let (seed, center) = (rest.row_f64(0), rest.centroid_f64());
+        let guessed = |rest: &Remaining<f64>, pull| rest.centroid_without(0, 3, pull)[0];
+        let (at_seed, pulled) = (guessed(&rest, 0.0), guessed(&rest, 1.0));
+        let members: Vec<usize> = [0, 1, 2].map(|id| rest.position_of(id)).to_vec();
+        rest.remove_into(&members, None);
+        let pull = rest.pull_of_group(&seed, &center, 3);
+        assert!((pull - 1.0).abs() < 1e-12, "{pull}");
+        let actual = rest.centroid(true)[0];
+        assert!((pulled - actual).abs() < 1e-12 && (at_seed - actual).abs() > 0.1);
     }
 }
