@@ -138,14 +138,15 @@ pub fn mdav<T: Float>(
                 _ => rest.take_group(p, k, metric, selection, opts.distance_reuse),
             };
             let q = q.unwrap_or_else(|| rest.farthest_from(&p_row, metric));
-            let guess = match order.as_mut() {
-                Some(order) if speculate && rest.len() >= 4 * k => {
-                    let c = rest.centroid_without(q, k, pull);
+            // Q's values and the centroid before Q's group leaves: for the guess and the pull.
+            let before = speculate.then(|| (rest.row_f64(q), rest.centroid_f64()));
+            let guess = match (order.as_mut(), &before) {
+                (Some(order), Some((seed, center))) if rest.len() >= 4 * k => {
+                    let c = rest.centroid_without(seed, center, k, pull);
                     rest.guess_farthest_from_centroid(&c, order).filter(|&g| g != q)
                 }
                 _ => None,
             };
-            let before = speculate.then(|| (rest.row_f64(q), rest.centroid_f64()));
             match guess {
                 Some(g) => prepared = Some(rest.take_group_preparing(q, g, k, metric, selection)),
                 None => {

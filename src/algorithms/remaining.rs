@@ -139,14 +139,14 @@ impl<'a, T: Float> Remaining<'a, T> {
         }
     }
 
-    /// A prediction of the centroid once the group of the record at `p` (`size` records)
-    /// has left, for speculation: the group's mean is taken to sit `pull` from `p` on the
-    /// line to the centroid of the unassigned records (0: at `p`). A seed is an extreme
-    /// record, so its nearest records lie mostly inwards; `mdav.rs` learns `pull` from the
-    /// groups that left ([`Self::pull_of_group`]).
-    pub fn centroid_without(&self, p: usize, size: usize, pull: f64) -> Vec<T> {
-        let seed = self.row_f64(p);
-        let inwards = unit_towards(&seed, &self.centroid_f64());
+    /// A prediction of the centroid once the group of a seed (values `seed`, `size`
+    /// records) has left, for speculation: the group's mean is taken to sit `pull` from the
+    /// seed on the line to `center`, the centroid of the unassigned records
+    /// ([`Self::centroid_f64`]; `pull` 0: at the seed). A seed is an extreme record, so its
+    /// nearest records lie mostly inwards; `mdav.rs` learns `pull` from the groups that left
+    /// ([`Self::pull_of_group`], which takes the same `seed` and `center`).
+    pub fn centroid_without(&self, seed: &[f64], center: &[f64], size: usize, pull: f64) -> Vec<T> {
+        let inwards = unit_towards(seed, center);
         let left = (self.m - size) as f64;
         let mean = seed.iter().zip(&inwards).map(|(x, u)| x + pull * u);
         let sums = self.sum.iter().zip(mean).map(|(s, g)| s - size as f64 * g);
@@ -564,7 +564,8 @@ mod tests {
         let mut rest = Remaining::new(ws, Exec::SEQUENTIAL, &progress);
         // Not standardized: the working copy is only centered, which moves no distance.
         let (seed, center) = (rest.row_f64(0), rest.centroid_f64());
-        let guessed = |rest: &Remaining<f64>, pull| rest.centroid_without(0, 3, pull)[0];
+        let guessed =
+            |rest: &Remaining<f64>, pull| rest.centroid_without(&seed, &center, 3, pull)[0];
         let (at_seed, pulled) = (guessed(&rest, 0.0), guessed(&rest, 1.0));
         let members: Vec<usize> = [0, 1, 2].map(|id| rest.position_of(id)).to_vec();
         rest.remove_into(&members, None);
