@@ -664,6 +664,21 @@ impl<T: Float> ScoreVisitor<T> for () {
     fn merge(self, _: Self) -> Self {}
 }
 
+/// Asks the caches for the line holding `x`: a hint for scattered loads that are known
+/// ahead (no effect where the target has no stable prefetch instruction).
+#[inline(always)]
+pub fn prefetch<V>(x: &V) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and reads nothing into the program; `x` is a valid
+    // reference anyway. SSE is part of x86_64's baseline.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>((x as *const V).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,7 +29,7 @@ use crate::dataset::WorkingSet;
 use crate::float::Float;
 use crate::kernels::{
     BLOCK, BlockScorer, Exclude, Farthest, Nearest, Offer, Pick, Ranked, ScoreVisitor, max_value,
-    min_value,
+    min_value, prefetch,
 };
 use crate::parallel::Exec;
 use rayon::prelude::*;
@@ -150,6 +150,16 @@ impl<T: Float> CompactCopy<T> {
     #[inline]
     pub fn row(&self, id: u32) -> &[T] {
         &self.rows[id as usize * (self.d + 1)..id as usize * (self.d + 1) + self.d]
+    }
+
+    /// Asks the caches for the row of record `id` (its d values and ½‖x‖²): re-checks read
+    /// rows by id, scattered over the whole copy, so they wait on memory unless the loads
+    /// are issued together, ahead of the arithmetic.
+    #[inline]
+    pub fn prefetch_row(&self, id: u32) {
+        let at = id as usize * (self.d + 1);
+        prefetch(&self.rows[at]);
+        prefetch(&self.rows[at + self.d]);
     }
 
     /// F-MDAV's score ½‖x‖² − ⟨x, r⟩ of the record `id`, bit-identical to the scan kernel
@@ -536,8 +546,9 @@ pub trait Recheck<T: Float>: ScoreVisitor<T> + Sync {
     type Bands: ScoreVisitor<T> + Clone + Sync;
     /// Bands for this selection with the margin of the pass.
     fn bands(&self, margin: f64) -> Self::Bands;
-    /// Offers every candidate of `bands` with its exact score `exact(position)`.
-    fn recheck(&mut self, bands: Self::Bands, exact: &impl Fn(usize) -> Pick<T>);
+    /// Offers every candidate of `bands` with its exact score: `exact(positions)` scores
+    /// the candidates of one band at once (so their rows can load together).
+    fn recheck(&mut self, bands: Self::Bands, exact: &impl Fn(&[usize]) -> Vec<Pick<T>>);
 }
 
 /// One selection: its band, re-checked into it.
@@ -551,10 +562,8 @@ macro_rules! single_selection {
                 Band::new(count, farthest, margin, exclude)
             }
 
-            fn recheck(&mut self, bands: Band<T>, exact: &impl Fn(usize) -> Pick<T>) {
-                // All scores first: the candidates' rows load in parallel.
-                let picks: Vec<Pick<T>> = bands.into_positions().into_iter().map(exact).collect();
-                for p in picks {
+            fn recheck(&mut self, bands: Band<T>, exact: &impl Fn(&[usize]) -> Vec<Pick<T>>) {
+                for p in exact(&bands.into_positions()) {
                     self.offer(p);
                 }
             }
@@ -569,7 +578,7 @@ impl<T: Float> Recheck<T> for () {
 
     fn bands(&self, _: f64) {}
 
-    fn recheck(&mut self, _: (), _: &impl Fn(usize) -> Pick<T>) {}
+    fn recheck(&mut self, _: (), _: &impl Fn(&[usize]) -> Vec<Pick<T>>) {}
 }
 
 /// Two selections of one pass (F-MDAV §3.2: P's group and the next seed Q).
@@ -580,7 +589,7 @@ impl<T: Float, A: Recheck<T>, B: Recheck<T>> Recheck<T> for (A, B) {
         (self.0.bands(margin), self.1.bands(margin))
     }
 
-    fn recheck(&mut self, bands: Self::Bands, exact: &impl Fn(usize) -> Pick<T>) {
+    fn recheck(&mut self, bands: Self::Bands, exact: &impl Fn(&[usize]) -> Vec<Pick<T>>) {
         self.0.recheck(bands.0, exact);
         self.1.recheck(bands.1, exact);
     }
