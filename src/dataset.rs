@@ -314,6 +314,12 @@ impl<T: Float> WorkingSet<T> {
         self.positions[id as usize] as usize
     }
 
+    /// Asks the caches for the position of record `id` (for lookups known ahead).
+    #[inline]
+    pub fn prefetch_position(&self, id: u32) {
+        crate::kernels::prefetch(&self.positions[id as usize]);
+    }
+
     /// F-MDAV's score ½‖x‖² − ⟨x, r⟩ of the record at position `p`, bit-identical to the
     /// blocked kernel (same operations in the same order, no contraction).
     #[inline]

@@ -14,6 +14,14 @@
 //! record is a gather over d columns, far slower than a streaming pass, so a search gives
 //! up after a budget of visits (the caller then scans): on data whose remaining centroid
 //! drifts away from the origin the bound stops biting, and the stream is the faster way.
+//!
+//! Consecutive searches ask about nearly the same point (MDAV's centroid moves little per
+//! round), so the visited records keep an upper bound of their exact score at the last
+//! point searched. For a new point c, ⟨x, c − c_last⟩ ≤ ‖x‖·‖c − c_last‖ moves each bound;
+//! the record with the highest bound is scored first, and every other record whose bound
+//! (widened by the rounding margin) stays below the best score is skipped without being
+//! scored. Only the few records near the top are scored again, and the result is still
+//! the full scan's.
 
 use crate::dataset::WorkingSet;
 use crate::float::Float;
@@ -21,16 +29,35 @@ use crate::kernels::Pick;
 use crate::parallel::Exec;
 use rayon::slice::ParallelSliceMut;
 
+/// How many kept records ahead a search asks the caches for their positions.
+const AHEAD: usize = 8;
+
 /// Original ids with their ½‖x‖², sorted by decreasing norm, with assigned ones removed
-/// lazily.
+/// lazily, and bounds of the scores of the records visited last.
 #[derive(Debug, Clone)]
 pub struct NormOrder {
     /// (½‖x‖² as f64, id): a search reads its bounds in order, without a gather.
     entries: Vec<(f64, u32)>,
     head: usize,
+    /// Upper bounds of the exact scores at `at` of `entries[head..head + upper.len()]`
+    /// (the records visited by the searches so far, unassigned then).
+    upper: Vec<f64>,
+    /// The point of the last search, as f64.
+    at: Vec<f64>,
     /// Searches still to skip after giving up (exponential back-off).
     skip: usize,
     backoff: usize,
+}
+
+/// A record of the order met by a search: ½‖x‖², id, position, an upper bound of its
+/// exact score at the searched point, and ‖x‖ (rounded up).
+#[derive(Clone, Copy)]
+struct Met {
+    hx: f64,
+    id: u32,
+    pos: usize,
+    upper: f64,
+    norm: f64,
 }
 
 impl NormOrder {
@@ -44,7 +71,7 @@ impl NormOrder {
         } else {
             entries.sort_unstable_by(by_norm);
         }
-        NormOrder { entries, head: 0, skip: 0, backoff: 0 }
+        NormOrder { entries, head: 0, upper: Vec::new(), at: Vec::new(), skip: 0, backoff: 0 }
     }
 
     /// The unassigned record (position `< m`) with the largest ½‖x‖² − ⟨x, c⟩, ties to the
@@ -87,38 +114,105 @@ impl NormOrder {
     ) -> Option<Option<Pick<T>>> {
         // Relative rounding bound of a d-term score in precision T, with a safety factor.
         let delta = 4.0 * (ws.d() as f64 + 4.0) * T::epsilon().as_f64();
-        let c_norm = c.iter().map(|v| v.as_f64() * v.as_f64()).sum::<f64>().sqrt();
+        let c: Vec<f64> = c.iter().map(|v| v.as_f64()).collect();
+        let c_norm = norm(c.iter().copied());
+        // How far the bounds kept at the last point move: ‖c − c_last‖, rounded up.
+        let shift = match self.at.len() {
+            0 => 0.0,
+            _ => {
+                norm(c.iter().zip(&self.at).map(|(a, b)| a - b)) * (1.0 + delta) + f64::MIN_POSITIVE
+            }
+        };
+        let x_norm = |hx: f64| (2.0 * hx.max(0.0)).sqrt() * (1.0 + delta);
+        // |computed score − exact score| ≤ delta·(|½‖x‖²| + ‖x‖·‖c‖).
+        let error = |r: &Met| delta * (r.hx.abs() + r.norm * c_norm) + f64::MIN_POSITIVE;
+        // Scores a record and tightens its bound to the score.
+        let scored = |r: &mut Met| {
+            let pick = Pick { score: score(r.pos, r.id), id: r.id, pos: r.pos };
+            r.upper = pick.score.as_f64() + error(r);
+            pick
+        };
+        // The records with kept bounds, still unassigned, their bounds moved to c.
+        let known_end = self.head + self.upper.len();
+        let mut met: Vec<Met> = Vec::with_capacity(self.upper.len() + 64);
+        let known = &self.entries[self.head..known_end];
+        for (i, (&(hx, id), &upper)) in known.iter().zip(&self.upper).enumerate() {
+            if let Some(&(_, ahead)) = known.get(i + AHEAD) {
+                ws.prefetch_position(ahead);
+            }
+            let pos = ws.position_of(id);
+            if pos < m {
+                let norm = x_norm(hx);
+                met.push(Met { hx, id, pos, upper: upper + norm * shift, norm });
+            }
+        }
+        let mut visits = 0;
         let mut best: Option<Pick<T>> = None;
-        let mut live = Vec::new();
-        let mut stop = self.entries.len();
+        // The most promising record first: most others then fall below its score.
+        let top = (0..met.len()).max_by(|&a, &b| met[a].upper.total_cmp(&met[b].upper));
+        if let Some(top) = top {
+            (best, visits) = (Some(scored(&mut met[top])), 1);
+        }
+        // Cannot reach the best score (or tie it): its bound `upper`, with the rounding of
+        // both scores, is below it.
+        let below = |r: &Met, upper: f64, best: Option<Pick<T>>| {
+            best.is_some_and(|b| {
+                let b = b.score.as_f64();
+                upper + error(r) + delta * b.abs() < b
+            })
+        };
         let mut gave_up = false;
-        for (i, &(hx, id)) in self.entries.iter().enumerate().skip(self.head) {
-            let p = ws.position_of(id);
-            if p >= m {
+        for (i, r) in met.iter_mut().enumerate() {
+            if Some(i) == top || below(r, r.upper, best) {
                 continue;
             }
-            let bound = hx + (2.0 * hx.max(0.0)).sqrt() * c_norm;
-            if let Some(b) = best {
-                let slack =
-                    delta * (hx.abs() + bound.abs() + b.score.as_f64().abs()) + f64::MIN_POSITIVE;
-                if bound + slack < b.score.as_f64() {
-                    stop = i;
-                    break;
-                }
-            }
-            if live.len() == budget {
-                (stop, gave_up) = (i, true);
+            if visits >= budget {
+                gave_up = true;
                 break;
             }
-            let pick = Pick { score: score(p, id), id, pos: p };
+            let pick = scored(r);
             best = Some(best.map_or(pick, |b| b.farther(pick)));
-            live.push((hx, id));
+            visits += 1;
         }
-        // Keep the visited live entries, in order, right before the unvisited part.
-        self.head = stop - live.len();
-        self.entries[self.head..stop].copy_from_slice(&live);
+        // Then the records never visited, by decreasing norm, until the norm bound stops;
+        // `end` is the first entry not walked.
+        let mut end = known_end;
+        for (i, &(hx, id)) in self.entries.iter().enumerate().skip(known_end) {
+            if gave_up {
+                break;
+            }
+            let pos = ws.position_of(id);
+            if pos < m {
+                let mut r = Met { hx, id, pos, upper: f64::INFINITY, norm: x_norm(hx) };
+                // s(x) ≤ ½‖x‖² + ‖x‖·‖c‖ for this record and every later one.
+                if below(&r, hx + r.norm * c_norm, best) {
+                    break;
+                }
+                if visits >= budget {
+                    gave_up = true;
+                    break;
+                }
+                let pick = scored(&mut r);
+                best = Some(best.map_or(pick, |b| b.farther(pick)));
+                visits += 1;
+                met.push(r);
+            }
+            end = i + 1;
+        }
+        // Keep the unassigned records met, in order, right before the unvisited part.
+        self.head = end - met.len();
+        for (e, r) in self.entries[self.head..end].iter_mut().zip(&met) {
+            *e = (r.hx, r.id);
+        }
+        self.upper = met.iter().map(|r| r.upper).collect();
+        self.at = c;
         (!gave_up).then_some(best)
     }
+}
+
+/// The Euclidean norm of `v`, in f64.
+fn norm(v: impl Iterator<Item = f64>) -> f64 {
+    v.map(|x| x * x).sum::<f64>().sqrt()
 }
 
 #[cfg(test)]
@@ -158,6 +252,47 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn kept_bounds_follow_a_moving_point(
+            values in prop::collection::vec(-4.0f64..4.0, 6..900),
+            d in 1usize..6,
+            steps in prop::collection::vec((-0.2f64..0.2, 0usize..6), 1..30),
+        ) {
+            // The point drifts a little each search (MDAV's centroid), sometimes jumps, and
+            // some searches have a tight budget: every answer given equals a full scan's.
+            let n = values.len() / d;
+            prop_assume!(n >= 2);
+            let x = Array2::from_shape_fn((n, d), |(i, j)| values[i * d + j]);
+            let mut ws = WorkingSet::<f32>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
+            let mut order = NormOrder::new(&ws, Exec::SEQUENTIAL);
+            let (mut m, mut at) = (n, vec![0.0f64; d]);
+            for t in 0.. {
+                let (drift, kind) = steps[t % steps.len()];
+                for (j, a) in at.iter_mut().enumerate() {
+                    *a += if kind == 0 { 1.5 } else { drift * (j as f64 + 1.0) / d as f64 };
+                }
+                let c: Vec<f32> = at.iter().map(|&v| v as f32).collect();
+                let full: Farthest<f32> = kernels::scan(Exec::SEQUENTIAL, &ws, m, &c, Metric::Algebraic, Farthest::default);
+                let budget = if kind == 1 { 2 } else { usize::MAX };
+                let score = |p, _| ws.algebraic_score(p, &c);
+                match order.search(&ws, m, &c, budget, score) {
+                    Some(found) => prop_assert_eq!(found, full.0),
+                    None => prop_assert_eq!(budget, 2, "only a tight budget gives up"),
+                }
+                if m == 0 {
+                    break;
+                }
+                // Remove the farthest record and one from the middle, as groups do.
+                let p = full.0.unwrap().pos;
+                ws.swap(p, m - 1);
+                m -= 1;
+                if m > 2 {
+                    ws.swap(m / 2, m - 1);
+                    m -= 1;
+                }
+            }
+        }
+
         #[test]
         fn equals_a_full_scan_as_records_are_removed(
             values in prop::collection::vec(-6i8..6, 3..600),
