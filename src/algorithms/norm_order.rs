@@ -153,17 +153,17 @@ impl NormOrder {
         if let Some(top) = top {
             (best, visits) = (Some(scored(&mut met[top])), 1);
         }
-        // Cannot reach the best score (or tie it): its bound `upper`, with the rounding of
-        // both scores, is below it.
-        let below = |r: &Met, upper: f64, best: Option<Pick<T>>| {
+        // Cannot reach the best score (or tie it): its bound, with the rounding of both
+        // scores, is below it.
+        let below = |r: &Met, best: Option<Pick<T>>| {
             best.is_some_and(|b| {
                 let b = b.score.as_f64();
-                upper + error(r) + delta * b.abs() < b
+                r.upper + error(r) + delta * b.abs() < b
             })
         };
         let mut gave_up = false;
         for (i, r) in met.iter_mut().enumerate() {
-            if Some(i) == top || below(r, r.upper, best) {
+            if Some(i) == top || below(r, best) {
                 continue;
             }
             if visits >= budget {
@@ -183,9 +183,10 @@ impl NormOrder {
             }
             let pos = ws.position_of(id);
             if pos < m {
-                let mut r = Met { hx, id, pos, upper: f64::INFINITY, norm: x_norm(hx) };
                 // s(x) ≤ ½‖x‖² + ‖x‖·‖c‖ for this record and every later one.
-                if below(&r, hx + r.norm * c_norm, best) {
+                let norm = x_norm(hx);
+                let mut r = Met { hx, id, pos, upper: hx + norm * c_norm, norm };
+                if below(&r, best) {
                     break;
                 }
                 if visits >= budget {
@@ -204,7 +205,8 @@ impl NormOrder {
         for (e, r) in self.entries[self.head..end].iter_mut().zip(&met) {
             *e = (r.hx, r.id);
         }
-        self.upper = met.iter().map(|r| r.upper).collect();
+        self.upper.clear();
+        self.upper.extend(met.iter().map(|r| r.upper));
         self.at = c;
         (!gave_up).then_some(best)
     }
