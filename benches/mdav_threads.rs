@@ -1,0 +1,70 @@
+//! `cargo bench --bench mdav_threads [-- N D ROUNDS]`: exact MDAV (microagg's defaults,
+//! k = 10) on Gaussian N × D data (200 000 × 15 unless given) on one and two threads,
+//! alternating, best of ROUNDS (5), for f32 and f64, with the speed-up and whether the
+//! labels are the same (issue #15, goal 3). Two timings: `mdav` itself, and the whole
+//! `microaggregate` (checks, scaling, working set, `mdav`, centroids and information loss:
+//! what the Python `microaggregate` runs, without the conversion of its arguments).
+//! Prints; asserts nothing.
+
+use microagg::algorithms::mdav::{MdavOptions, mdav};
+use microagg::dataset::{Scaling, WorkingSet};
+use microagg::parallel::Parallelism;
+use microagg::{Float, Method, Options, Progress, microaggregate};
+use ndarray::Array2;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand_distr::{Distribution, StandardNormal};
+use std::time::Instant;
+
+/// Seconds and labels of one run on `jobs` threads.
+type Timed = (f64, Vec<u32>);
+
+/// `mdav` alone (the working set is built before the clock starts).
+fn mdav_only<T: Float>(x: &Array2<T>, jobs: i64) -> Timed {
+    let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+    let par = Parallelism::from_n_jobs(jobs).unwrap();
+    let t0 = Instant::now();
+    let p = par.install(|e| mdav(ws, 10, MdavOptions::default(), e, &Progress::new())).unwrap();
+    (t0.elapsed().as_secs_f64(), p.labels().to_vec())
+}
+
+/// The whole `microaggregate` with method "mdav".
+fn whole<T: Float>(x: &Array2<T>, jobs: i64) -> Timed {
+    let method = Method::parse("mdav", &[]).unwrap();
+    let parallelism = Parallelism::from_n_jobs(jobs).unwrap();
+    let options = Options { parallelism, ..Options::default() };
+    let t0 = Instant::now();
+    let out = microaggregate::<T, T>(x.view(), 10, &method, &options, &Progress::new()).unwrap();
+    (t0.elapsed().as_secs_f64(), out.partition.labels().to_vec())
+}
+
+/// Best of `rounds` alternating one- and two-thread runs of `run`, printed.
+fn compare<T: Float>(what: &str, x: &Array2<T>, rounds: usize, run: fn(&Array2<T>, i64) -> Timed) {
+    let (mut one, mut two) = (f64::INFINITY, f64::INFINITY);
+    let mut same = true;
+    for _ in 0..rounds {
+        let (t1, l1) = run(x, 1);
+        let (t2, l2) = run(x, 2);
+        (one, two, same) = (one.min(t1), two.min(t2), same && l1 == l2);
+    }
+    let (n, d) = x.dim();
+    println!(
+        "{what:<14} {} {n} x {d}: 1 thread {one:.3} s, 2 threads {two:.3} s, {:.3}x, same labels: {same}",
+        T::NAME,
+        one / two
+    );
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; the numbers are the positional arguments.
+    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let arg = |i: usize, default: usize| args.get(i).copied().unwrap_or(default);
+    let (n, d, rounds) = (arg(0, 200_000), arg(1, 15), arg(2, 5));
+    let mut rng = StdRng::seed_from_u64(42);
+    let x = Array2::<f64>::from_shape_simple_fn((n, d), || StandardNormal.sample(&mut rng));
+    let x32 = x.mapv(|v| v as f32);
+    compare("mdav", &x32, rounds, mdav_only::<f32>);
+    compare("mdav", &x, rounds, mdav_only::<f64>);
+    compare("microaggregate", &x32, rounds, whole::<f32>);
+    compare("microaggregate", &x, rounds, whole::<f64>);
+}
