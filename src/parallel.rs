@@ -5,7 +5,7 @@
 //! order), so every thread count gives the same partition. One chunk per thread (rather
 //! than many small ones) keeps the per-chunk warm-up of top-k thresholds to a minimum.
 //! Below [`PARALLEL_MIN`] records a pass stays on the calling thread: spawning costs more
-//! than it saves there. Algorithms that make thousands of short passes (exact MDAV) run
+//! than it saves there (below [`TEAM_MIN`] on a team, where a pass costs one atomic store). Algorithms that make thousands of short passes (exact MDAV) run
 //! them on a [`team`](crate::team) of threads kept awake between passes
 //! ([`Exec::with_team`]) instead of a rayon fork-join per pass, and split a pass that
 //! serves two references by reference first ([`Exec::map_parts`], `claims.rs`).
@@ -18,6 +18,9 @@ use std::num::NonZeroUsize;
 
 /// Passes over fewer records than this run sequentially.
 pub const PARALLEL_MIN: usize = 1 << 14;
+
+/// Passes over fewer records than this run sequentially even on a team.
+pub const TEAM_MIN: usize = 1 << 12;
 
 /// How many threads a call may use (`n_jobs` in the Python API).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -138,7 +141,8 @@ impl Exec {
         finish: impl Fn(V) -> R + Sync,
         reduce: impl Fn(R, R) -> R + Sync + Send,
     ) -> Option<R> {
-        if !self.splits(len) || parts == 0 {
+        let min = if team::has_current(self.threads) { TEAM_MIN } else { PARALLEL_MIN };
+        if self.threads < 2 || len < min || parts == 0 {
             return None;
         }
         let claims = Claims::new(parts, len.div_ceil(CHUNK));

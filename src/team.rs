@@ -100,6 +100,12 @@ pub fn with_team<R>(threads: usize, f: impl FnOnce() -> R) -> R {
     })
 }
 
+/// Whether this thread has a team of `threads` threads registered for its passes.
+pub fn has_current(threads: usize) -> bool {
+    // SAFETY: as in `map_on_current`.
+    CURRENT.with(Cell::get).is_some_and(|team| unsafe { &*team }.size == threads)
+}
+
 /// Applies `part` to chunks `0..chunks` on the team of this thread if it has `threads`
 /// threads, and reduces the results in chunk order; `None` when there is no such team.
 pub fn map_on_current<R: Send>(
