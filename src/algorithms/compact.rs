@@ -146,6 +146,13 @@ impl<T: Float> CompactCopy<T> {
         }
     }
 
+    /// Asks the caches for the codes of the record at position `p` (before a swap).
+    #[inline]
+    pub fn prefetch_codes(&self, p: usize) {
+        prefetch(&self.q[code_index(self.pairs, p, 0)]);
+        prefetch(&self.q[code_index(self.pairs, p, self.d - 1)]);
+    }
+
     /// The exact values of the record `id`.
     #[inline]
     pub fn row(&self, id: u32) -> &[T] {

@@ -24,7 +24,7 @@ use crate::dataset::{WorkingSet, means};
 use crate::float::Float;
 use crate::kernels::{
     self, Also, BlockScorer, Complete, Farthest, Metric, Nearest, Pick, Ranked, ScoreVisitor,
-    Selection,
+    Selection, prefetch,
 };
 use crate::kernels_masked::Partial;
 use crate::parallel::Exec;
@@ -459,6 +459,10 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// `take_group(seed, size, .., true)` would: the prepared lists are in key order, so the
     /// first entries still unassigned are exactly the nearest and the farthest.
     pub fn take_prepared(&mut self, prepared: &Prepared, size: usize) -> Option<usize> {
+        // The lists' ids sit anywhere in the positions table: load them all at once.
+        for &id in prepared.near.iter().chain(&prepared.far) {
+            self.ws.prefetch_position(id);
+        }
         let unassigned = |id: &u32| self.position_of(*id) < self.m;
         let mut members: Vec<usize> = prepared
             .near
@@ -490,6 +494,28 @@ impl<'a, T: Float> Remaining<'a, T> {
         self.n_groups - 1
     }
 
+    /// Asks the caches for everything [`Self::remove_group`] touches of the records at
+    /// `positions`: they are spread over the whole working set, and the loads then overlap
+    /// instead of queueing one member after the other.
+    fn prefetch_group(&self, positions: &[usize]) {
+        let ids = self.ws.ids();
+        for &p in positions {
+            prefetch(&ids[p]);
+            prefetch(&self.ws.half_norms()[p]);
+            if let Some(copy) = &self.compact {
+                copy.prefetch_codes(p);
+            }
+        }
+        for &p in positions {
+            let id = ids[p];
+            prefetch(&self.labels[id as usize]);
+            self.ws.prefetch_position(id);
+            if let Some(copy) = &self.compact {
+                copy.prefetch_row(id);
+            }
+        }
+    }
+
     /// Labels the records at `positions` as group `label` and swaps them to the tail of the
     /// prefix, which then shrinks by their number. Returns where the record at `track` (not
     /// a member) is afterwards.
@@ -499,6 +525,7 @@ impl<'a, T: Float> Remaining<'a, T> {
         mut track: Option<usize>,
         label: u32,
     ) -> Option<usize> {
+        self.prefetch_group(positions);
         let g = positions.len();
         let tail = self.m - g;
         let mut in_tail = vec![false; g];
