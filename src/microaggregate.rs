@@ -181,7 +181,7 @@ pub fn microaggregate_with<S: Float, T: Float>(
             run(None)
         }
     };
-    let partition = options.parallelism.install(|exec| {
+    let (partition, evaluation) = options.parallelism.install(|exec| {
         let jobs = match (workflow.max_part, &split) {
             (None, None) => None,
             (None, Some(split)) => Some(Cow::Borrowed(&split.parts)),
@@ -195,7 +195,7 @@ pub fn microaggregate_with<S: Float, T: Float>(
                 (split.is_some() || parts.len() > 1).then_some(Cow::Owned(parts))
             }
         };
-        match jobs {
+        let partition = match jobs {
             None => job(x, &scaling, exec),
             Some(parts) => group_parts(x.nrows(), &parts, exec, |ids, exec| {
                 let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
@@ -207,18 +207,14 @@ pub fn microaggregate_with<S: Float, T: Float>(
                     e => e,
                 })
             }),
-        }
+        }?;
+        debug_assert!(partition.check(k, method.max_group_size(k)).is_ok() || has_missing);
+        progress.finish(x.nrows());
+        let (weights, aggregation) = (workflow.weights.as_deref(), workflow.aggregation);
+        let evaluation = Evaluation::weighted(x, &partition, &scaling, weights, aggregation, exec)?;
+        Ok::<_, Error>((partition, evaluation))
     })??;
     let merges = split.map_or_else(Vec::new, |s| s.merges);
-    debug_assert!(partition.check(k, method.max_group_size(k)).is_ok() || has_missing);
-    progress.finish(x.nrows());
-    let evaluation = Evaluation::weighted(
-        x,
-        &partition,
-        &scaling,
-        workflow.weights.as_deref(),
-        workflow.aggregation,
-    )?;
     Ok(Outcome { partition, evaluation, merges })
 }
 
