@@ -5,7 +5,7 @@
 use crate::algorithms::mdav::MdavOptions;
 use crate::algorithms::mona::MonaOptions;
 use crate::algorithms::mondrian::CutRule;
-use crate::algorithms::spatial::IndexChoice;
+use crate::algorithms::spatial::{Accelerators, IndexChoice};
 use crate::error::{Error, Result};
 
 /// Every method name the library accepts, in catalogue order.
@@ -73,10 +73,8 @@ pub enum Method {
     MdavStar {
         /// No group reaches 2k (MDAV*+).
         plus: bool,
-        /// Whether the farthest/nearest queries use the k-d tree (as MDAV's option).
-        spatial_index: IndexChoice,
-        /// Whether the scans read the compact copy first (as MDAV's option).
-        compact_scan: IndexChoice,
+        /// The k-d tree and the compact copy (MDAV's options of the same names).
+        accelerators: Accelerators,
     },
     /// ONA (`"ona"`); the seed comes from [`crate::Options::seed`].
     Ona {
@@ -208,8 +206,10 @@ impl Method {
             }),
             "mdav-star" | "mdav-star-plus" => Method::MdavStar {
                 plus: name == "mdav-star-plus",
-                spatial_index: p.choice("spatial_index")?,
-                compact_scan: p.choice("compact_scan")?,
+                accelerators: Accelerators {
+                    spatial_index: p.choice("spatial_index")?,
+                    compact_scan: p.choice("compact_scan")?,
+                },
             },
             "ona" => Method::Ona {
                 max_rounds: p.count("max_rounds", 30, 1)?,

@@ -279,8 +279,8 @@ fn on_working_set<T: Float>(
             mhm_on_order(&ws, &order, k)
         }
         Method::MdavMhm => mhm_on_order(&ws, &mdav_path(&ws, k, exec, progress), k),
-        Method::MdavStar { plus, spatial_index, compact_scan } => {
-            mdav_star(ws, k, plus, spatial_index, compact_scan, exec, progress)
+        Method::MdavStar { plus, accelerators } => {
+            mdav_star(ws, k, plus, accelerators, exec, progress)
         }
         Method::OnaStar { max_rounds } => ona_star(ws, k, max_rounds, exec, progress),
         Method::Ona { max_rounds, n_init } => {

@@ -112,7 +112,7 @@ pub fn with_empty_records<S: Copy>(
 mod tests {
     use super::*;
     use crate::algorithms::mdav::{MdavOptions, mdav};
-    use crate::algorithms::spatial::IndexChoice;
+    use crate::algorithms::spatial::{Accelerators, IndexChoice};
     use crate::algorithms::{md::md, mdav_star::mdav_star, ona_star::ona_star};
     use crate::dataset::{Scaling, WorkingSet};
     use crate::float::Float;
@@ -140,11 +140,11 @@ mod tests {
         out.push(("md".into(), md(ws, k, IndexChoice::Auto, &p)));
         out.push((
             "mdav-star".into(),
-            mdav_star(ws.clone(), k, false, IndexChoice::Auto, IndexChoice::Auto, e, &p),
+            mdav_star(ws.clone(), k, false, Accelerators::default(), e, &p),
         ));
         out.push((
             "mdav-star-plus".into(),
-            mdav_star(ws.clone(), k, true, IndexChoice::Auto, IndexChoice::Auto, e, &p),
+            mdav_star(ws.clone(), k, true, Accelerators::default(), e, &p),
         ));
         out.push(("ona-star".into(), ona_star(ws.clone(), k, 30, e, &p)));
         out

@@ -13,7 +13,7 @@
 use super::centroid_index::{CentroidIndex, principal_axis};
 use super::clusters::ClusterStats;
 use super::mdav_star::mdav_star;
-use super::spatial::IndexChoice;
+use super::spatial::Accelerators;
 use crate::dataset::{Scaling, WorkingSet};
 use crate::float::Float;
 use crate::parallel::Exec;
@@ -82,15 +82,7 @@ impl Rows {
             WorkingSet::<f64>::new(sub.values.view(), &identity)
         }
         .expect("validated data");
-        let p = mdav_star(
-            ws,
-            k,
-            plus,
-            IndexChoice::Auto,
-            IndexChoice::Auto,
-            Exec::SEQUENTIAL,
-            &Progress::new(),
-        );
+        let p = mdav_star(ws, k, plus, Accelerators::default(), Exec::SEQUENTIAL, &Progress::new());
         let mut groups = vec![Vec::new(); p.n_groups()];
         for (&id, &l) in ids.iter().zip(p.labels()) {
             groups[l as usize].push(id);

@@ -23,7 +23,7 @@ use super::clusters::ClusterStats;
 use super::compact::uses_compact;
 use super::norm_order::NormOrder;
 use super::remaining::Remaining;
-use super::spatial::{IndexChoice, SpatialIndex};
+use super::spatial::{Accelerators, IndexChoice, SpatialIndex};
 use crate::centroid_table::CentroidTable;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
@@ -120,17 +120,17 @@ impl Clusters {
 }
 
 /// Runs MDAV* (`plus = false`) or MDAV*+ (`plus = true`) on a working set (`1 ≤ k ≤ n`),
-/// with the spatial index where `index` picks it, else the compact copy's scans where
-/// `compact` picks them (`compact.rs`; same answers).
+/// with the spatial index where `accelerators` picks it, else the compact copy's scans where
+/// it picks them (`compact.rs`; same answers).
 pub fn mdav_star<T: Float>(
     ws: WorkingSet<T>,
     k: usize,
     plus: bool,
-    index: IndexChoice,
-    compact: IndexChoice,
+    accelerators: Accelerators,
     exec: Exec,
     progress: &Progress,
 ) -> Partition {
+    let Accelerators { spatial_index: index, compact_scan: compact } = accelerators;
     let center: Vec<T> = ws.prefix_means(ws.n());
     let mut queries = Queries::new(&ws, index, exec);
     let indexed = matches!(queries, Queries::Index(_));
@@ -211,15 +211,7 @@ mod tests {
 
     fn run(x: &Array2<f64>, k: usize, plus: bool) -> Partition {
         let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
-        mdav_star(
-            ws,
-            k,
-            plus,
-            IndexChoice::Auto,
-            IndexChoice::Auto,
-            Exec::SEQUENTIAL,
-            &Progress::new(),
-        )
+        mdav_star(ws, k, plus, Accelerators::default(), Exec::SEQUENTIAL, &Progress::new())
     }
 
     #[test]
@@ -258,7 +250,8 @@ mod tests {
     ) -> Vec<u32> {
         let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
         let (e, p) = (Exec::SEQUENTIAL, Progress::new());
-        mdav_star(ws, k, plus, index, compact, e, &p).labels().to_vec()
+        let accelerators = Accelerators { spatial_index: index, compact_scan: compact };
+        mdav_star(ws, k, plus, accelerators, e, &p).labels().to_vec()
     }
 
     /// The index gives the scans' partition bit for bit: MDAV* and MDAV*+, f32 and f64.

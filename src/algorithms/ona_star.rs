@@ -17,7 +17,7 @@
 
 use super::clustering::{Clustering, Rows};
 use super::mdav_star::mdav_star;
-use super::spatial::IndexChoice;
+use super::spatial::Accelerators;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
 use crate::parallel::Exec;
@@ -33,7 +33,7 @@ pub fn ona_star<T: Float>(
     progress: &Progress,
 ) -> Partition {
     let rows = Rows::of(&ws);
-    let start = mdav_star(ws, k, false, IndexChoice::Auto, IndexChoice::Auto, exec, progress);
+    let start = mdav_star(ws, k, false, Accelerators::default(), exec, progress);
     let mut groups = vec![Vec::new(); start.n_groups()];
     for (id, &l) in start.labels().iter().enumerate() {
         groups[l as usize].push(id as u32);
@@ -141,7 +141,7 @@ mod tests {
             let ws = WorkingSet::<f64>::new(x.view(), &s).unwrap();
             let p = ona_star(ws.clone(), k, 30, Exec::SEQUENTIAL, &Progress::new());
             p.check(k, Some((2 * k - 1).max(k))).unwrap();
-            let start = mdav_star(ws, k, false, IndexChoice::Auto, IndexChoice::Auto, Exec::SEQUENTIAL, &Progress::new());
+            let start = mdav_star(ws, k, false, Accelerators::default(), Exec::SEQUENTIAL, &Progress::new());
             let sse = |p: &Partition| Evaluation::new(x.view(), p, &s).unwrap().sse;
             prop_assert!(sse(&p) <= sse(&start) * (1.0 + 1e-12) + 1e-12);
         }

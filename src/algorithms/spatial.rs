@@ -29,6 +29,24 @@ pub enum IndexChoice {
     Off,
 }
 
+/// The exact accelerators of the farthest and nearest queries (issue #15), each chosen like
+/// MDAV's options of the same names: the k-d tree in low d (this file) and the compact copy's
+/// scans in high d (`compact.rs`). MDAV* and MDAV*+ take them together; the default is
+/// `Auto` for both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Accelerators {
+    /// The k-d tree of the unassigned records (`spatial_index`).
+    pub spatial_index: IndexChoice,
+    /// The int8 copy scanned first (`compact_scan`); only where the k-d tree is not used.
+    pub compact_scan: IndexChoice,
+}
+
+impl Default for Accelerators {
+    fn default() -> Self {
+        Accelerators { spatial_index: IndexChoice::Auto, compact_scan: IndexChoice::Auto }
+    }
+}
+
 /// Largest d where `Auto` picks the index.
 pub const AUTO_MAX_D: usize = 8;
 
