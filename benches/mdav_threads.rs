@@ -1,5 +1,5 @@
 //! `cargo bench --bench mdav_threads [-- N D ROUNDS]`: exact MDAV (microagg's defaults,
-//! k = 10) on Gaussian N × D data (200 000 × 15 unless given) on one and two threads,
+//! k = 10) on Gaussian N × D data (200 000 × 15 unless given; N ≥ 10) on one and two threads,
 //! alternating, best of ROUNDS (5), for f32 and f64, with the speed-up and whether the
 //! labels are the same (issue #15, goal 3). Two timings: `mdav` itself, and the whole
 //! `microaggregate` (checks, scaling, working set, `mdav`, centroids and information loss:
@@ -19,16 +19,21 @@ use std::time::Instant;
 /// Seconds and labels of one run on `jobs` threads.
 type Timed = (f64, Vec<u32>);
 
-/// `mdav` alone (the working set is built before the clock starts).
+/// `mdav` alone (the working set and the thread pool are made before the clock starts).
 fn mdav_only<T: Float>(x: &Array2<T>, jobs: i64) -> Timed {
     let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
     let par = Parallelism::from_n_jobs(jobs).unwrap();
-    let t0 = Instant::now();
-    let p = par.install(|e| mdav(ws, 10, MdavOptions::default(), e, &Progress::new())).unwrap();
-    (t0.elapsed().as_secs_f64(), p.labels().to_vec())
+    let (seconds, p) = par
+        .install(|e| {
+            let t0 = Instant::now();
+            let p = mdav(ws, 10, MdavOptions::default(), e, &Progress::new());
+            (t0.elapsed().as_secs_f64(), p)
+        })
+        .unwrap();
+    (seconds, p.labels().to_vec())
 }
 
-/// The whole `microaggregate` with method "mdav".
+/// The whole `microaggregate` with method "mdav" (its thread pool included).
 fn whole<T: Float>(x: &Array2<T>, jobs: i64) -> Timed {
     let method = Method::parse("mdav", &[]).unwrap();
     let parallelism = Parallelism::from_n_jobs(jobs).unwrap();
@@ -59,7 +64,7 @@ fn main() {
     // `cargo bench` passes `--bench`; the numbers are the positional arguments.
     let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let arg = |i: usize, default: usize| args.get(i).copied().unwrap_or(default);
-    let (n, d, rounds) = (arg(0, 200_000), arg(1, 15), arg(2, 5));
+    let (n, d, rounds) = (arg(0, 200_000).max(10), arg(1, 15), arg(2, 5).max(1));
     let mut rng = StdRng::seed_from_u64(42);
     let x = Array2::<f64>::from_shape_simple_fn((n, d), || StandardNormal.sample(&mut rng));
     let x32 = x.mapv(|v| v as f32);

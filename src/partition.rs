@@ -114,7 +114,7 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
-    /// [`Evaluation::weighted`] with unit weights and mean aggregation.
+    /// [`Evaluation::weighted`] with unit weights and mean aggregation, on this thread.
     pub fn new<T: Float>(
         x: ArrayView2<T>,
         partition: &Partition,
@@ -133,9 +133,9 @@ impl Evaluation {
     /// the observed values, SSE and SST are sums over the observed cells (SST around the
     /// observed column means), and an attribute no member of a group observes gets the
     /// column's observed mean (adding nothing to SSE), so a filled release has no gap. On
-    /// data without NaN this is the plain computation, bit for bit. Groups are evaluated in
-    /// chunks of 4 096 (in parallel where `exec` allows) whose sums are added in chunk order,
-    /// so every thread count gives the same bits. Fails with [`Error::SumOverflow`] if the
+    /// data without NaN this is the plain computation (bit for bit up to 4 096 groups).
+    /// Groups are evaluated in chunks of 4 096 (in parallel where `exec` allows) whose sums
+    /// are added in chunk order, so every thread count gives the same bits. Fails with [`Error::SumOverflow`] if the
     /// sums of squares overflow.
     pub fn weighted<T: Float>(
         x: ArrayView2<T>,

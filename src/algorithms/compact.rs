@@ -149,6 +149,9 @@ impl<T: Float> CompactCopy<T> {
     /// Asks the caches for the codes of the record at position `p` (before a swap).
     #[inline]
     pub fn prefetch_codes(&self, p: usize) {
+        if self.d == 0 {
+            return;
+        }
         prefetch(&self.q[code_index(self.pairs, p, 0)]);
         prefetch(&self.q[code_index(self.pairs, p, self.d - 1)]);
     }
@@ -402,7 +405,8 @@ impl<T: Float> BlockScorer<T> for CompactQuery<'_, T> {
         // In f32 the compiler would read 16 dots at once, across two of the stores that
         // wrote them: the CPU cannot forward those to the load, which then waits for them to
         // reach the cache (a third of a pass's time on two threads at 200 000 × 15). Eight
-        // at a time, as they were stored (f64 reads eight anyway).
+        // at a time, as they were stored when the block starts on a code block (`skip` 0,
+        // as every chunk of a pass does); f64 reads eight anyway.
         let eights = size_of::<T>() < size_of::<f64>();
         let whole = if eights { out.len() / BLOCK_RECORDS * BLOCK_RECORDS } else { 0 };
         for b in (0..whole).step_by(BLOCK_RECORDS) {

@@ -319,8 +319,8 @@ mod tests {
 
     #[test]
     fn compact_scan_on_threads_gives_the_scan_partition() {
-        // Passes over more than PARALLEL_MIN records split into chunks on a thread team;
-        // the chunks re-check their own candidates and share their bands' limits.
+        // Passes over TEAM_MIN records or more split into chunks on a thread team; the
+        // chunks re-check their own candidates and share their bands' limits.
         use crate::parallel::Parallelism;
         fn threaded<T: Float>(x: &Array2<f64>, opts: MdavOptions, jobs: i64) -> Vec<u32> {
             let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
