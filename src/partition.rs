@@ -135,8 +135,8 @@ impl Evaluation {
     /// column's observed mean (adding nothing to SSE), so a filled release has no gap. On
     /// data without NaN this is the plain computation (bit for bit up to 4 096 groups).
     /// Groups are evaluated in chunks of 4 096 (in parallel where `exec` allows) whose sums
-    /// are added in chunk order, so every thread count gives the same bits. Fails with [`Error::SumOverflow`] if the
-    /// sums of squares overflow.
+    /// are added in chunk order, so every thread count gives the same bits. Fails with
+    /// [`Error::SumOverflow`] if the sums of squares overflow.
     pub fn weighted<T: Float>(
         x: ArrayView2<T>,
         partition: &Partition,
