@@ -26,6 +26,12 @@ use std::sync::Arc;
 
 mod workflow;
 
+/// The extension's allocator. The threads of a pass free what the others allocated (each
+/// thread's selections end on the thread that merges them); the system allocator then takes
+/// a lock on the other thread's arena, mimalloc a lock-free list.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn to_py_err(e: Error) -> PyErr {
     match e {
         Error::ParameterType { .. } => PyTypeError::new_err(e.to_string()),
