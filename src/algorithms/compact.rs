@@ -598,9 +598,7 @@ macro_rules! single_selection {
             }
 
             fn recheck(&mut self, bands: Band<T>, exact: &impl Fn(&[usize]) -> Vec<Pick<T>>) {
-                for p in exact(&bands.into_positions()) {
-                    self.offer(p);
-                }
+                self.offer_all(exact(&bands.into_positions()));
             }
         }
     )*};
