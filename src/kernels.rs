@@ -261,14 +261,6 @@ pub trait Offer<T> {
     /// What it keeps: how many records, whether the farthest (else the nearest), and the
     /// positions it skips.
     fn wants(&self) -> (usize, bool, Exclude);
-    /// Takes every record of a re-check at once ([`Self::offer`] each by default). A ranked
-    /// selection then selects and sorts them in one go, on the re-checking thread, so that
-    /// merging the threads' selections is one linear merge (issue #15, goal 3).
-    fn offer_all(&mut self, picks: Vec<Pick<T>>) {
-        for p in picks {
-            self.offer(p);
-        }
-    }
 }
 
 /// Largest value of a slice (8 independent lanes so it vectorizes to max instructions).
@@ -452,30 +444,10 @@ impl<T: Float> Ranked<T> {
     }
 
     /// The positions of the selected records, best first.
-    pub fn into_positions(self) -> Vec<usize> {
-        self.into_keys().into_iter().map(|k| k.2 as usize).collect()
-    }
-
-    /// The original ids of the selected records, best first.
-    pub fn into_ids(self) -> Vec<u32> {
-        self.into_keys().into_iter().map(|k| k.1).collect()
-    }
-
-    fn into_keys(mut self) -> Vec<Key<T>> {
-        self.settle();
-        self.keys
-    }
-
-    /// Keeps the selected keys only, in key order.
-    fn settle(&mut self) {
+    pub fn into_positions(mut self) -> Vec<usize> {
         self.shrink();
         self.keys.sort_unstable_by(key_cmp);
-    }
-
-    /// Whether the keys are the selection in key order ([`Self::settle`]).
-    fn is_settled(&self) -> bool {
-        self.keys.len() <= self.count
-            && self.keys.is_sorted_by(|a, b| key_cmp(a, b) == Ordering::Less)
+        self.keys.into_iter().map(|k| k.2 as usize).collect()
     }
 }
 
@@ -500,32 +472,11 @@ impl<T: Float> ScoreVisitor<T> for Ranked<T> {
     }
 
     fn merge(mut self, other: Self) -> Self {
-        if self.is_settled() && other.is_settled() {
-            self.keys = merge_sorted(&self.keys, &other.keys, self.count);
-            self.threshold = self.keys.last().copied().filter(|_| self.keys.len() == self.count);
-            return self;
-        }
         for k in other.keys {
             self.push_key(k);
         }
         self
     }
-}
-
-/// The first `count` keys of two lists in key order, in key order.
-fn merge_sorted<T: Float>(a: &[Key<T>], b: &[Key<T>], count: usize) -> Vec<Key<T>> {
-    let mut out = Vec::with_capacity(count.min(a.len() + b.len()));
-    let (mut i, mut j) = (0, 0);
-    while out.len() < count && (i < a.len() || j < b.len()) {
-        if j == b.len() || (i < a.len() && key_cmp(&a[i], &b[j]) == Ordering::Less) {
-            out.push(a[i]);
-            i += 1;
-        } else {
-            out.push(b[j]);
-            j += 1;
-        }
-    }
-    out
 }
 
 impl<T: Float> Offer<T> for Ranked<T> {
@@ -537,14 +488,6 @@ impl<T: Float> Offer<T> for Ranked<T> {
 
     fn wants(&self) -> (usize, bool, Exclude) {
         (self.count, self.sign < T::zero(), self.exclude)
-    }
-
-    fn offer_all(&mut self, picks: Vec<Pick<T>>) {
-        if self.count > 0 {
-            let sign = self.sign;
-            self.keys.extend(picks.into_iter().map(|p| (sign * p.score, p.id, p.pos as u32)));
-        }
-        self.settle();
     }
 }
 
@@ -563,14 +506,9 @@ impl<T: Float> SortedNearest<T> {
     }
 
     /// The `count` nearest positions after a full sort.
-    pub fn into_positions(self) -> Vec<usize> {
-        self.into_keys().into_iter().map(|k| k.2 as usize).collect()
-    }
-
-    fn into_keys(mut self) -> Vec<Key<T>> {
+    pub fn into_positions(mut self) -> Vec<usize> {
         self.keys.sort_by(key_cmp);
-        self.keys.truncate(self.count);
-        self.keys
+        self.keys.iter().take(self.count).map(|k| k.2 as usize).collect()
     }
 }
 
@@ -623,18 +561,9 @@ impl<T: Float> Nearest<T> {
 
     /// The selected positions, nearest first.
     pub fn into_positions(self) -> Vec<usize> {
-        self.into_keys().into_iter().map(|k| k.2 as usize).collect()
-    }
-
-    /// The original ids of the selected records, nearest first.
-    pub fn into_ids(self) -> Vec<u32> {
-        self.into_keys().into_iter().map(|k| k.1).collect()
-    }
-
-    fn into_keys(self) -> Vec<Key<T>> {
         match self {
-            Nearest::Partial(r) => r.into_keys(),
-            Nearest::Sorted(s) => s.into_keys(),
+            Nearest::Partial(r) => r.into_positions(),
+            Nearest::Sorted(s) => s.into_positions(),
         }
     }
 }
@@ -662,13 +591,6 @@ impl<T: Float> Offer<T> for Nearest<T> {
         match self {
             Nearest::Partial(r) => r.offer(pick),
             Nearest::Sorted(s) => s.offer(pick),
-        }
-    }
-
-    fn offer_all(&mut self, picks: Vec<Pick<T>>) {
-        match self {
-            Nearest::Partial(r) => r.offer_all(picks),
-            Nearest::Sorted(s) => s.offer_all(picks),
         }
     }
 
@@ -833,35 +755,6 @@ mod tests {
                 let top = feed(&values, &ids, || Ranked::farthest(1, exclude)).into_positions();
                 prop_assert_eq!(top.first().copied(), Some(p.pos));
             }
-        }
-
-        #[test]
-        fn re_checked_selections_merge_like_one_stream(
-            values in prop::collection::vec(0u8..20, 1..300),
-            count in 0usize..30,
-            split in 0usize..300,
-            farthest: bool,
-        ) {
-            // Two threads' re-checks (offer_all, settled and sorted on their threads) merge
-            // linearly into the selection one scan of every record makes, ties included.
-            let values: Vec<f64> = values.iter().map(|&v| v as f64).collect();
-            let ids: Vec<u32> = (0..values.len() as u32).map(|i| (i * 7919) % 1009).collect();
-            let make = || if farthest { Ranked::farthest(count, usize::MAX) } else { Ranked::nearest(count, usize::MAX) };
-            let picks = |range: std::ops::Range<usize>| -> Vec<Pick<f64>> {
-                range.map(|p| Pick { score: values[p], id: ids[p], pos: p }).collect()
-            };
-            let split = split.min(values.len());
-            let (mut a, mut b) = (make(), make());
-            a.offer_all(picks(0..split));
-            b.offer_all(picks(split..values.len()));
-            prop_assert!(a.is_settled() && b.is_settled());
-            let merged = a.merge(b);
-            let whole = feed(&values, &ids, make);
-            let (got, want) = (merged.clone().into_positions(), whole.clone().into_positions());
-            prop_assert_eq!(&got, &want);
-            let want_ids: Vec<u32> = want.iter().map(|&p| ids[p]).collect();
-            prop_assert_eq!(merged.into_ids(), want_ids);
-            prop_assert_eq!(whole.into_ids().len(), count.min(values.len()));
         }
     }
 }

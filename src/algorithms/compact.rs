@@ -598,7 +598,9 @@ macro_rules! single_selection {
             }
 
             fn recheck(&mut self, bands: Band<T>, exact: &impl Fn(&[usize]) -> Vec<Pick<T>>) {
-                self.offer_all(exact(&bands.into_positions()));
+                for p in exact(&bands.into_positions()) {
+                    self.offer(p);
+                }
             }
         }
     )*};

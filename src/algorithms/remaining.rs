@@ -441,10 +441,11 @@ impl<'a, T: Float> Remaining<'a, T> {
             || Nearest::new(selection, size - 1, seed),
             || (Nearest::new(selection, 2 * size - 1, next), Ranked::farthest(2 * size, next)),
         );
+        let ids = |v: Vec<usize>| -> Vec<u32> { v.into_iter().map(|p| self.id(p)).collect() };
         let prepared = Prepared {
             seed: self.id(next),
-            near: ahead_near.into_ids(),
-            far: ahead_far.into_ids(),
+            near: ids(ahead_near.into_positions()),
+            far: ids(ahead_far.into_positions()),
         };
         let mut members = near.into_positions();
         members.push(seed);
