@@ -28,8 +28,8 @@ use super::spatial::IndexChoice;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
 use crate::kernels::{
-    BLOCK, BlockScorer, Exclude, Farthest, Nearest, Offer, Pick, Ranked, ScoreVisitor, max_value,
-    min_value, prefetch,
+    Aligned, BLOCK, BlockScorer, Exclude, Farthest, Nearest, Offer, Pick, Ranked, ScoreVisitor,
+    max_value, min_value, prefetch,
 };
 use crate::parallel::Exec;
 use rayon::prelude::*;
@@ -395,13 +395,13 @@ impl<T: Float> BlockScorer<T> for CompactQuery<'_, T> {
     fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]) {
         // Whole blocks from the one holding `start` (scans start chunks at multiples of
         // 64, so usually there); records past `start + len` are computed and ignored.
-        let mut dots = [0i32; BLOCK + BLOCK_RECORDS];
+        let mut dots = Aligned([0i32; BLOCK + BLOCK_RECORDS]);
         let (first, skip) = (start / BLOCK_RECORDS, start % BLOCK_RECORDS);
         let blocks = (skip + out.len()).div_ceil(BLOCK_RECORDS);
-        self.copy.dots(&self.pair_weights, first, blocks, &mut dots, self.avx2);
+        self.copy.dots(&self.pair_weights, first, blocks, &mut dots.0, self.avx2);
         let h = &ws.half_norms()[start..start + out.len()];
         let score = |h: T, dot: i32| (h - self.c0) - self.scale * T::from_i32_lossy(dot);
-        let dots = &dots[skip..skip + out.len()];
+        let dots = &dots.0[skip..skip + out.len()];
         // In f32 the compiler would read 16 dots at once, across two of the stores that
         // wrote them: the CPU cannot forward those to the load, which then waits for them to
         // reach the cache (a third of a pass's time on two threads at 200 000 × 15). Eight
