@@ -100,10 +100,19 @@ pub fn with_team<R>(threads: usize, f: impl FnOnce() -> R) -> R {
     })
 }
 
+/// The team of `threads` threads registered for this thread's passes, if there is one.
+fn current(threads: usize) -> Option<&'static Team> {
+    let team = CURRENT.with(Cell::get)?;
+    // SAFETY: CURRENT holds a team only while `with_team` runs on this thread, and that
+    // call owns the team for longer than any call made from inside it (the reference does
+    // not leave this module's functions, which all return before `with_team` does).
+    let team = unsafe { &*team };
+    (team.size == threads).then_some(team)
+}
+
 /// Whether this thread has a team of `threads` threads registered for its passes.
 pub fn has_current(threads: usize) -> bool {
-    // SAFETY: as in `map_on_current`.
-    CURRENT.with(Cell::get).is_some_and(|team| unsafe { &*team }.size == threads)
+    current(threads).is_some()
 }
 
 /// Applies `part` to chunks `0..chunks` on the team of this thread if it has `threads`
@@ -114,13 +123,7 @@ pub fn map_on_current<R: Send>(
     part: &(impl Fn(usize) -> R + Sync),
     reduce: &impl Fn(R, R) -> R,
 ) -> Option<Option<R>> {
-    let team = CURRENT.with(Cell::get)?;
-    // SAFETY: CURRENT holds a team only while `with_team` runs on this thread, and that
-    // call owns the team for longer than any call made from inside it.
-    let team = unsafe { &*team };
-    if team.size != threads {
-        return None;
-    }
+    let team = current(threads)?;
     // A pass is not re-entrant: anything its chunks run on this thread (work that rayon
     // steals, say) finds no team and uses rayon.
     let _unregistered = Registered::set(None);

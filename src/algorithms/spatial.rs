@@ -18,10 +18,11 @@ use crate::kernels::Metric;
 use std::cmp::Ordering;
 
 /// Whether exact MDAV uses the spatial index (the `spatial_index` parameter).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IndexChoice {
     /// By size: on when `d ≤ AUTO_MAX_D` and `n ≥ auto_min_n(d)` (20 000 up to d = 5,
     /// 100 000 up to d = 8).
+    #[default]
     Auto,
     /// Always (complete data).
     On,
@@ -33,18 +34,12 @@ pub enum IndexChoice {
 /// MDAV's options of the same names: the k-d tree in low d (this file) and the compact copy's
 /// scans in high d (`compact.rs`). MDAV* and MDAV*+ take them together; the default is
 /// `Auto` for both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Accelerators {
     /// The k-d tree of the unassigned records (`spatial_index`).
     pub spatial_index: IndexChoice,
     /// The int8 copy scanned first (`compact_scan`); only where the k-d tree is not used.
     pub compact_scan: IndexChoice,
-}
-
-impl Default for Accelerators {
-    fn default() -> Self {
-        Accelerators { spatial_index: IndexChoice::Auto, compact_scan: IndexChoice::Auto }
-    }
 }
 
 /// Largest d where `Auto` picks the index.
