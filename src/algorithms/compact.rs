@@ -85,7 +85,9 @@ pub struct CompactCopy<T> {
 
 impl<T: Float> CompactCopy<T> {
     /// Quantizes every record of `ws` (complete data) in its current position order, one
-    /// attribute per task where `exec` allows.
+    /// attribute per task where `exec` allows. The copies are written on this thread: they
+    /// are fresh memory, and two threads faulting its pages in at once took 20–24 ms
+    /// instead of 3 ms for the rows at 200 000 × 15 (a VM, the first run of a process).
     pub fn new(ws: &WorkingSet<T>, exec: Exec) -> Self {
         let (n, d) = (ws.n(), ws.d());
         let columns: Vec<Quantized> = if exec.is_parallel() {
@@ -101,14 +103,10 @@ impl<T: Float> CompactCopy<T> {
             }
             row[d] = ws.half_norms()[p];
         };
-        if exec.is_parallel() {
-            rows.par_chunks_mut(d + 1).enumerate().for_each(fill);
-        } else {
-            rows.chunks_mut(d + 1).enumerate().for_each(fill);
-        }
+        rows.chunks_mut(d + 1).enumerate().for_each(fill);
         let pairs = d.div_ceil(2);
         let mut q = vec![0i8; n.div_ceil(BLOCK_RECORDS) * pairs * PAIR_BYTES];
-        // Block by block (each one cache line or two of codes), in parallel where allowed.
+        // Block by block (each one cache line or two of codes).
         let interleave = |(b, block): (usize, &mut [i8])| {
             for (j, c) in columns.iter().enumerate() {
                 let codes = c.codes.iter().enumerate().skip(b * BLOCK_RECORDS).take(BLOCK_RECORDS);
@@ -117,11 +115,7 @@ impl<T: Float> CompactCopy<T> {
                 }
             }
         };
-        if exec.is_parallel() {
-            q.par_chunks_mut(pairs * PAIR_BYTES).enumerate().for_each(interleave);
-        } else {
-            q.chunks_mut(pairs * PAIR_BYTES).enumerate().for_each(interleave);
-        }
+        q.chunks_mut(pairs * PAIR_BYTES).enumerate().for_each(interleave);
         CompactCopy {
             d,
             pairs,
