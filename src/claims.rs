@@ -10,6 +10,10 @@
 //! exact re-check) is paid about once per part and thread instead of once per chunk, while
 //! the small chunks still keep the threads busy until the pass ends. With more threads than
 //! parts, the threads of one part share its front; the design does not depend on two.
+//!
+//! The last part starts closed, with no chunks, until [`Claims::open_last`]: the reference
+//! it scores may still be being computed while the threads scan the other parts (exact MDAV
+//! finds its next round's guessed seed meanwhile).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -22,18 +26,32 @@ pub const CHUNK: usize = 4096;
 #[repr(align(128))]
 struct Ends(AtomicU64);
 
+/// The state of a part not opened yet: empty (front = back), and unlike any opened part's
+/// (whose ends are at most its number of chunks, below 2³² − 1).
+const CLOSED: u64 = u64::MAX;
+
 /// The unclaimed chunks of every part of one pass.
 pub struct Claims {
     parts: Vec<Ends>,
 }
 
 impl Claims {
-    /// `chunks` chunks (`< 2³²`) in each of `parts` parts, none claimed.
+    /// `chunks` chunks (`< 2³² − 1`) in each of `parts` parts, none claimed; the last part
+    /// is closed until [`Self::open_last`].
     pub fn new(parts: usize, chunks: usize) -> Self {
-        let chunks = u32::try_from(chunks).expect("fewer than 2^32 chunks");
-        Claims {
-            parts: (0..parts).map(|_| Ends(AtomicU64::new(u64::from(chunks) << 32))).collect(),
-        }
+        let chunks = u32::try_from(chunks).ok().filter(|&c| c < u32::MAX);
+        let open = u64::from(chunks.expect("fewer than 2^32 - 1 chunks")) << 32;
+        let state = |p: usize| if p + 1 == parts { CLOSED } else { open };
+        Claims { parts: (0..parts).map(|p| Ends(AtomicU64::new(state(p)))).collect() }
+    }
+
+    /// Gives the last part `chunks` chunks (as many as the others, or none) if it is still
+    /// closed; once opened, later calls change nothing.
+    pub fn open_last(&self, chunks: usize) {
+        let last = &self.parts.last().expect("a part").0;
+        let opened = u64::from(u32::try_from(chunks).expect("fewer than 2^32 chunks")) << 32;
+        // Only the first call finds it closed; the others fail and leave it as it is.
+        let _ = last.compare_exchange(CLOSED, opened, Ordering::Relaxed, Ordering::Relaxed);
     }
 
     /// The next (part, chunk) for slot `slot`: from the front of its own part, else from the
@@ -71,16 +89,31 @@ mod tests {
     #[test]
     fn each_chunk_once_own_part_first() {
         let claims = Claims::new(2, 3);
+        assert_eq!(claims.next(1), Some((0, 2)), "the last part is closed: slot 1 helps part 0");
+        claims.open_last(3);
+        claims.open_last(3);
         // Slot 1 keeps to part 1 from its front, then takes part 0 from its back.
         let order: Vec<_> = std::iter::from_fn(|| claims.next(1)).collect();
-        assert_eq!(order, [(1, 0), (1, 1), (1, 2), (0, 2), (0, 1), (0, 0)]);
+        assert_eq!(order, [(1, 0), (1, 1), (1, 2), (0, 1), (0, 0)]);
         assert_eq!(claims.next(0), None);
+        claims.open_last(3);
+        assert_eq!(claims.next(0), None, "an opened part is never opened again");
+    }
+
+    #[test]
+    fn a_last_part_opened_empty_has_no_chunks() {
+        let claims = Claims::new(2, 2);
+        claims.open_last(0);
+        claims.open_last(2);
+        let order: Vec<_> = std::iter::from_fn(|| claims.next(1)).collect();
+        assert_eq!(order, [(0, 1), (0, 0)]);
     }
 
     #[test]
     fn concurrent_claims_cover_every_chunk_once() {
         let (parts, chunks) = (3, 1000);
         let claims = Claims::new(parts, chunks);
+        claims.open_last(chunks);
         let mut seen: Vec<(usize, usize)> = std::thread::scope(|s| {
             let workers: Vec<_> = (0..4)
                 .map(|slot| {

@@ -665,6 +665,23 @@ impl<T: Float, S: BlockScorer<T>, V: ScoreVisitor<T>> ScoreVisitor<T> for Also<'
     }
 }
 
+/// A visitor that may be absent: a pass's thread that never scans a part has none for it.
+impl<T: Float, V: ScoreVisitor<T>> ScoreVisitor<T> for Option<V> {
+    #[inline(always)]
+    fn visit(&mut self, scores: &[T], ids: &[u32], offset: usize) {
+        if let Some(v) = self {
+            v.visit(scores, ids, offset);
+        }
+    }
+
+    fn merge(self, other: Self) -> Self {
+        match (self, other) {
+            (Some(a), Some(b)) => Some(a.merge(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
 /// A visitor that ignores everything (the unused half of a pair).
 impl<T: Float> ScoreVisitor<T> for () {
     #[inline]

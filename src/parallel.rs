@@ -135,10 +135,18 @@ impl Exec {
     /// thread; the results are reduced (so they must not depend on the split). `None` when
     /// the pass is not split at all: the caller then makes one fused pass, which reads the
     /// data once for every part.
+    ///
+    /// The last part may start late: its chunks are claimed only after `last_ready()` has
+    /// returned, true if the part scans the `len` records and false if it has none. A slot
+    /// whose own part is the last calls it first, while the others start on theirs, and a
+    /// slot that runs out of work calls it too; every call must give the same answer
+    /// (waiting for the first where that one does work, as a `LazyLock` does).
+    #[allow(clippy::too_many_arguments)]
     pub fn map_parts<V, R: Send>(
         self,
         parts: usize,
         len: usize,
+        last_ready: &(impl Fn() -> bool + Sync),
         start: impl Fn(usize) -> V + Sync,
         scan: impl Fn(&mut V, usize, usize, usize) + Sync,
         finish: impl Fn(V) -> R + Sync,
@@ -151,12 +159,25 @@ impl Exec {
         if len < min {
             return None;
         }
-        let claims = Claims::new(parts, len.div_ceil(CHUNK));
+        let chunks = len.div_ceil(CHUNK);
+        let claims = Claims::new(parts, chunks);
+        let open_last = || claims.open_last(if last_ready() { chunks } else { 0 });
         let slot = |s: usize| {
             let mut visitors: Vec<Option<V>> = (0..parts).map(|_| None).collect();
-            while let Some((part, c)) = claims.next(s) {
-                let v = visitors[part].get_or_insert_with(|| start(part));
-                scan(v, part, c * CHUNK, ((c + 1) * CHUNK).min(len));
+            let mut opened = s % parts == parts - 1;
+            if opened {
+                open_last();
+            }
+            loop {
+                while let Some((part, c)) = claims.next(s) {
+                    let v = visitors[part].get_or_insert_with(|| start(part));
+                    scan(v, part, c * CHUNK, ((c + 1) * CHUNK).min(len));
+                }
+                if opened {
+                    break;
+                }
+                open_last();
+                opened = true;
             }
             visitors.into_iter().flatten().map(&finish).reduce(&reduce)
         };
@@ -174,6 +195,7 @@ impl Exec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
     fn n_jobs_convention() {
@@ -221,7 +243,8 @@ mod tests {
         };
         let whole = (len as u64 * (len as u64 - 1) / 2, len as u64);
         for threads in [2, 3, 5] {
-            let run = |e: Exec| e.map_parts(3, len, |p| (p, 0, 0), scan, finish, add).unwrap();
+            let run =
+                |e: Exec| e.map_parts(3, len, &|| true, |p| (p, 0, 0), scan, finish, add).unwrap();
             let pool = Parallelism::from_n_jobs(threads).unwrap();
             let on_rayon = pool.install(run).unwrap();
             let on_team = pool.install(|e| e.with_team(len, || run(e))).unwrap();
@@ -232,14 +255,57 @@ mod tests {
                 }
             }
         }
-        assert!(Exec::SEQUENTIAL.map_parts(2, len, |p| (p, 0, 0), scan, finish, add).is_none());
+        assert!(
+            Exec::SEQUENTIAL
+                .map_parts(2, len, &|| true, |p| (p, 0, 0), scan, finish, add)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_late_last_part_opens_once_with_or_without_records() {
+        // Records seen per part, and how often `last_ready` was asked and did its work.
+        let len = 50_000;
+        let scan =
+            |v: &mut [u64; 2], part: usize, lo: usize, hi: usize| v[part] += (hi - lo) as u64;
+        let add = |a: [u64; 2], b: [u64; 2]| [a[0] + b[0], a[1] + b[1]];
+        for (has_last, threads) in [(true, 2), (false, 2), (true, 3), (false, 5)] {
+            let (asked, worked) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let answer = std::sync::LazyLock::new(|| {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                worked.fetch_add(1, Ordering::Relaxed);
+                has_last
+            });
+            let ready = || {
+                asked.fetch_add(1, Ordering::Relaxed);
+                *answer
+            };
+            let pool = Parallelism::from_n_jobs(threads as i64).unwrap();
+            let run = |e: Exec| e.map_parts(2, len, &ready, |_| [0, 0], scan, |v| v, add);
+            let on_team = pool.install(|e| e.with_team(len, || run(e))).unwrap().unwrap();
+            let expected = [len as u64, if has_last { len as u64 } else { 0 }];
+            assert_eq!(on_team, expected, "last part {has_last}, {threads} threads");
+            assert_eq!(worked.load(Ordering::Relaxed), 1);
+            assert!(
+                (1..=threads).contains(&asked.load(Ordering::Relaxed)),
+                "once per slot at most"
+            );
+        }
     }
 
     #[test]
     fn passes_split_from_team_min_on_a_team_only() {
         // None: the caller makes one fused pass; Some: the pass was split among threads.
         let split = |e: Exec, len: usize| {
-            e.map_parts(2, len, |_| 0usize, |v, _, lo, hi| *v += hi - lo, |v| v, |a, b| a + b)
+            e.map_parts(
+                2,
+                len,
+                &|| true,
+                |_| 0usize,
+                |v, _, lo, hi| *v += hi - lo,
+                |v| v,
+                |a, b| a + b,
+            )
         };
         let pool = Parallelism::from_n_jobs(2).unwrap();
         let (small, mid) = (TEAM_MIN - 1, TEAM_MIN + 1);

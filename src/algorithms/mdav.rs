@@ -140,19 +140,20 @@ pub fn mdav<T: Float>(
             let q = q.unwrap_or_else(|| rest.farthest_from(&p_row, metric));
             // Q's values and the centroid before Q's group leaves: for the guess and the pull.
             let before = speculate.then(|| (rest.row_f64(q), rest.centroid_f64()));
-            let guess = match (order.as_mut(), &before) {
+            // Found by one thread of Q's pass while the others start on Q's scores.
+            let guess = |rest: &Remaining<T>| match (order.as_mut(), &before) {
                 (Some(order), Some((seed, center))) if rest.len() >= 4 * k => {
                     let c = rest.centroid_without(seed, center, k, pull);
-                    rest.guess_farthest_from_centroid(&c, order).filter(|&g| g != q)
+                    rest.guess_farthest_from_centroid(&c, order)
                 }
                 _ => None,
             };
-            match guess {
-                Some(g) => prepared = Some(rest.take_group_preparing(q, g, k, metric, selection)),
-                None => {
-                    rest.take_group(q, k, metric, selection, false);
-                }
-            }
+            prepared = if speculate {
+                rest.take_group_preparing(q, guess, k, metric, selection)
+            } else {
+                rest.take_group(q, k, metric, selection, false);
+                None
+            };
             if let Some((seed, center)) = before {
                 pull = 0.8 * pull + 0.2 * rest.pull_of_group(&seed, &center, k);
             }

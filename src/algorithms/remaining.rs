@@ -17,7 +17,7 @@
 //! With a [`CompactCopy`] (high d, `compact.rs`) every algebraic scan reads the int8 copy
 //! and re-checks its few candidates exactly (same answers).
 
-use super::compact::{CompactCopy, Recheck};
+use super::compact::{CompactCopy, CompactQuery, Recheck};
 use super::norm_order::NormOrder;
 use super::spatial::SpatialIndex;
 use crate::dataset::{WorkingSet, means};
@@ -30,6 +30,7 @@ use crate::kernels_masked::Partial;
 use crate::parallel::Exec;
 use crate::partition::Partition;
 use crate::progress::Progress;
+use std::sync::LazyLock;
 
 /// A group prepared one pass ahead (exact MDAV's speculation, `mdav.rs`): the ids of the
 /// `2·size − 1` records nearest to `seed` and of the `2·size` farthest, in key order.
@@ -174,108 +175,141 @@ impl<'a, T: Float> Remaining<'a, T> {
         metric: Metric,
         make: impl Fn() -> V + Sync,
     ) -> V {
-        self.scan_two(reference, None, metric, make, || ()).0
+        self.scan_two(reference, || None, metric, make, |_| ()).0
     }
 
     /// One pass over the unassigned records serving `make_a`'s selection against `a` and,
-    /// when `b` is given, `make_b`'s against `b`: the exact kernels, the masked ones with
-    /// missing values, or the compact copy with exact re-checks (same answers).
+    /// when `find_b` names a record (its position), `make_b`'s against that record: the
+    /// exact kernels, the masked ones with missing values, or the compact copy with exact
+    /// re-checks (same answers). With the compact copy, one thread of a pass runs `find_b`
+    /// while the others start scoring `a` (`Exec::map_parts`); elsewhere it runs first.
     fn scan_two<A: Recheck<T>, B: Recheck<T>>(
         &self,
         a: &[T],
-        b: Option<&[T]>,
+        find_b: impl FnOnce() -> Option<usize> + Send,
         metric: Metric,
         make_a: impl Fn() -> A + Sync,
-        make_b: impl Fn() -> B + Sync,
-    ) -> (A, B) {
-        let as_is = |a, b| (a, b);
-        if self.ws.is_masked() {
-            self.pass(&Partial::new(a), b.map(Partial::new).as_ref(), false, make_a, make_b, as_is)
-        } else if let Some(copy) = &self.compact {
-            debug_assert_eq!(metric, Metric::Algebraic, "the compact copy scores algebraically");
-            let (qa, qb) = (copy.query(a), b.map(|b| copy.query(b)));
-            let band_a = make_a().bands(qa.margin());
-            let band_b = make_b().bands(qb.as_ref().map_or(0.0, |q| q.margin()));
-            let ids = self.ws.ids();
-            // Every candidate's row is requested before any is scored: the rows are spread
-            // over the whole copy, and one band's loads then overlap instead of queueing
-            // (1.6× faster re-checks at 200 000 × 15).
-            let exact = |reference: &[T], positions: &[usize]| -> Vec<Pick<T>> {
-                positions.iter().for_each(|&pos| copy.prefetch_row(ids[pos]));
-                let pick = |&pos: &usize| Pick {
-                    score: copy.exact_score(ids[pos], reference),
-                    id: ids[pos],
-                    pos,
-                };
-                positions.iter().map(pick).collect()
+        make_b: impl Fn(usize) -> B + Sync,
+    ) -> (A, Option<(usize, B)>) {
+        let Some(copy) = &self.compact else {
+            let b = find_b().map(|p| (p, self.row(p)));
+            let at = b.as_ref().map(|(p, _)| *p);
+            let make_b = || make_b(at.expect("a visitor of the second reference"));
+            let as_is = |a, b| (a, b);
+            let (sel_a, sel_b) = if self.ws.is_masked() {
+                let pb = b.as_ref().map(|(_, row)| Partial::new(row));
+                self.pass(&Partial::new(a), &|| pb.as_ref(), false, make_a, make_b, as_is)
+            } else {
+                let complete = |reference| Complete { reference, metric };
+                let cb = b.as_ref().map(|(_, row)| complete(row));
+                self.pass(&complete(a), &|| cb.as_ref(), false, make_a, make_b, as_is)
             };
-            // Each visitor (a thread's chunks of one part) re-checks its own candidates on
-            // its own thread: its band holds every record of the exact selection among the
-            // records it saw (the module doc of `compact.rs`, with those records for the
-            // data), and merging the visitors' exact selections gives the whole pass's.
-            let recheck = |band_a: A::Bands, band_b: B::Bands| {
-                let (mut sel_a, mut sel_b) = (make_a(), make_b());
-                sel_a.recheck(band_a, &|positions| exact(a, positions));
-                if let Some(b) = b {
-                    sel_b.recheck(band_b, &|positions| exact(b, positions));
-                }
-                (sel_a, sel_b)
+            return (sel_a, at.zip(sel_b));
+        };
+        debug_assert_eq!(metric, Metric::Algebraic, "the compact copy scores algebraically");
+        let qa = copy.query(a);
+        let band_a = make_a().bands(qa.margin());
+        // Found (and quantized) by the first thread that needs it.
+        let second = LazyLock::new(|| {
+            find_b().map(|pos| {
+                let row = self.row(pos);
+                let query = copy.query(&row);
+                let band = make_b(pos).bands(query.margin());
+                Second { pos, row, query, band }
+            })
+        });
+        let found = || LazyLock::force(&second).as_ref();
+        let ids = self.ws.ids();
+        // Every candidate's row is requested before any is scored: the rows are spread
+        // over the whole copy, and one band's loads then overlap instead of queueing
+        // (1.6× faster re-checks at 200 000 × 15).
+        let exact = |reference: &[T], positions: &[usize]| -> Vec<Pick<T>> {
+            positions.iter().for_each(|&pos| copy.prefetch_row(ids[pos]));
+            let pick = |&pos: &usize| Pick {
+                score: copy.exact_score(ids[pos], reference),
+                id: ids[pos],
+                pos,
             };
-            self.pass(&qa, qb.as_ref(), true, || band_a.clone(), || band_b.clone(), recheck)
-        } else {
-            let complete = |reference| Complete { reference, metric };
-            self.pass(&complete(a), b.map(complete).as_ref(), false, make_a, make_b, as_is)
-        }
+            positions.iter().map(pick).collect()
+        };
+        // Each visitor (a thread's chunks of one part) re-checks its own candidates on
+        // its own thread: its band holds every record of the exact selection among the
+        // records it saw (the module doc of `compact.rs`, with those records for the
+        // data), and merging the visitors' exact selections gives the whole pass's.
+        let recheck = |band_a: A::Bands, band_b: Option<B::Bands>| {
+            let mut sel_a = make_a();
+            sel_a.recheck(band_a, &|positions| exact(a, positions));
+            let sel_b = band_b.map(|band| {
+                let b = found().expect("a band of the second reference");
+                let mut sel_b = make_b(b.pos);
+                sel_b.recheck(band, &|positions| exact(&b.row, positions));
+                sel_b
+            });
+            (sel_a, sel_b)
+        };
+        let query_b = || found().map(|b| &b.query);
+        let band_b = || found().expect("a visitor of the second reference").band.clone();
+        let (sel_a, sel_b) = self.pass(&qa, &query_b, true, || band_a.clone(), band_b, recheck);
+        (sel_a, found().map(|b| b.pos).zip(sel_b))
     }
 
-    /// Positions `0..m` scored by `score_a` (and `score_b`) into fresh visitors, split among
-    /// the threads where `exec` allows (`Exec::map_parts`); each thread's visitors are
-    /// turned into results by `finish` on that thread, and the results are merged.
+    /// Positions `0..m` scored by `score_a` (and by `score_b()`, if that gives a scorer)
+    /// into fresh visitors, split among the threads where `exec` allows (`Exec::map_parts`);
+    /// each thread's visitors are turned into results by `finish` on that thread, and the
+    /// results are merged. The second selection's result is `None` without `score_b()`.
     ///
-    /// With `by_reference` and two references, the pass has one part per reference, so a
-    /// thread mostly scores one reference over all the records, and each selection warms up
-    /// once per thread instead of once per chunk: for a compact copy that stays in the
-    /// caches (a second read costs little). Otherwise every chunk is scored against both
-    /// references in one read of the data. On one thread both references share one read.
-    fn pass<S, VA, VB, A, B>(
+    /// With `by_reference` the pass has one part per reference, so a thread mostly scores
+    /// one reference over all the records, and each selection warms up once per thread
+    /// instead of once per chunk: for a compact copy that stays in the caches (a second read
+    /// costs little). The second part opens once `score_b()` has answered, which the thread
+    /// that owns it asks first: the others start on the first part meanwhile. Otherwise
+    /// every chunk is scored against both references in one read of the data. On one
+    /// thread both references share one read.
+    fn pass<'b, S, VA, VB, A, B>(
         &self,
         score_a: &S,
-        score_b: Option<&S>,
+        score_b: &(impl Fn() -> Option<&'b S> + Sync),
         by_reference: bool,
         make_a: impl Fn() -> VA + Sync,
         make_b: impl Fn() -> VB + Sync,
-        finish: impl Fn(VA, VB) -> (A, B) + Sync,
-    ) -> (A, B)
+        finish: impl Fn(VA, Option<VB>) -> (A, Option<B>) + Sync,
+    ) -> (A, Option<B>)
     where
-        S: BlockScorer<T>,
+        S: BlockScorer<T> + 'b,
         VA: ScoreVisitor<T>,
         VB: ScoreVisitor<T>,
         A: ScoreVisitor<T>,
         B: ScoreVisitor<T>,
     {
         self.progress.scanned(self.m * score_a.bytes_per_record(&self.ws));
-        let split = by_reference && score_b.is_some();
-        let start =
-            |split: bool| (make_a(), Also::new(&self.ws, score_b.filter(|_| !split), make_b()));
-        let end = |v: (VA, Also<'_, T, S, VB>)| finish(v.0, v.1.into_inner());
+        // A part's visitors: the first reference's, and the second's where this part scores
+        // it (every part when fused, only part 1 when split).
+        let start = |fused: bool, part: usize| {
+            let b = if fused || part == 1 { score_b() } else { None };
+            (make_a(), Also::new(&self.ws, b.filter(|_| fused), b.map(|_| make_b())))
+        };
+        let end = |v: (VA, Also<'_, T, S, Option<VB>>)| finish(v.0, v.1.into_inner());
         // Part 1 (split only) scores the second reference; part 0 the first, and also the
         // second in one read when not split.
-        let scan = |v: &mut (VA, Also<'_, T, S, VB>), part: usize, lo: usize, hi: usize| match (
-            part, score_b,
-        ) {
-            (1, Some(b)) => kernels::scan_range(&self.ws, lo, hi, b, v.1.inner_mut()),
-            _ if split => kernels::scan_range(&self.ws, lo, hi, score_a, &mut v.0),
-            _ => kernels::scan_range(&self.ws, lo, hi, score_a, v),
+        let scan = |v: &mut (VA, Also<'_, T, S, Option<VB>>), part: usize, lo: usize, hi: usize| {
+            match part {
+                1 => {
+                    let b = score_b().expect("part 1 opens with a second reference");
+                    kernels::scan_range(&self.ws, lo, hi, b, v.1.inner_mut())
+                }
+                _ if by_reference => kernels::scan_range(&self.ws, lo, hi, score_a, &mut v.0),
+                _ => kernels::scan_range(&self.ws, lo, hi, score_a, v),
+            }
         };
-        let merge = |x: (A, B), y: (A, B)| (x.0.merge(y.0), x.1.merge(y.1));
-        let parts = if split { 2 } else { 1 };
-        self.exec.map_parts(parts, self.m, |_| start(split), scan, end, merge).unwrap_or_else(
-            || {
-                let mut both = start(false);
-                kernels::scan_range(&self.ws, 0, self.m, score_a, &mut both);
-                end(both)
-            },
-        )
+        let merge = |x: (A, Option<B>), y: (A, Option<B>)| (x.0.merge(y.0), x.1.merge(y.1));
+        let parts = if by_reference { 2 } else { 1 };
+        let ready = || !by_reference || score_b().is_some();
+        let split = |part| start(!by_reference, part);
+        self.exec.map_parts(parts, self.m, &ready, split, scan, end, merge).unwrap_or_else(|| {
+            let mut both = start(true, 0);
+            kernels::scan_range(&self.ws, 0, self.m, score_a, &mut both);
+            end(both)
+        })
     }
 
     /// Position of the unassigned record farthest from `reference` (ties to the lowest id).
@@ -420,33 +454,35 @@ impl<'a, T: Float> Remaining<'a, T> {
     }
 
     /// Forms the group of the record at `seed` like [`Self::take_group`] (without the next
-    /// farthest) and, in the same pass, prepares the next round's group around the record at
-    /// `next` and the record farthest from it ([`Prepared`]): one read of the data for two
-    /// references. Its lists are long enough to stay exact after this group leaves.
+    /// farthest) and, in the same pass, prepares the next round's group around the record
+    /// `find_next` names (if any, never `seed`) and the record farthest from it
+    /// ([`Prepared`]): one read of the data for two references. Its lists are long enough to
+    /// stay exact after this group leaves. `find_next` sees the records before this group
+    /// leaves; on a team it runs on one thread while the others start on `seed`'s scores.
     pub fn take_group_preparing(
         &mut self,
         seed: usize,
-        next: usize,
+        find_next: impl FnOnce(&Self) -> Option<usize> + Send,
         size: usize,
         metric: Metric,
         selection: Selection,
-    ) -> Prepared {
-        let (reference, ahead) = (self.row(seed), self.row(next));
+    ) -> Option<Prepared> {
+        let reference = self.row(seed);
         // This group removes at most `size` records of `next`'s lists; its own group at most
         // `size − 1` more of the farthest list.
-        let (near, (ahead_near, ahead_far)) = self.scan_two(
+        let (near, ahead) = self.scan_two(
             &reference,
-            Some(&ahead),
+            || find_next(self).filter(|&next| next != seed),
             metric,
             || Nearest::new(selection, size - 1, seed),
-            || (Nearest::new(selection, 2 * size - 1, next), Ranked::farthest(2 * size, next)),
+            |next| (Nearest::new(selection, 2 * size - 1, next), Ranked::farthest(2 * size, next)),
         );
         let ids = |v: Vec<usize>| -> Vec<u32> { v.into_iter().map(|p| self.id(p)).collect() };
-        let prepared = Prepared {
+        let prepared = ahead.map(|(next, (near, far))| Prepared {
             seed: self.id(next),
-            near: ids(ahead_near.into_positions()),
-            far: ids(ahead_far.into_positions()),
-        };
+            near: ids(near.into_positions()),
+            far: ids(far.into_positions()),
+        });
         let mut members = near.into_positions();
         members.push(seed);
         let label = self.new_label();
@@ -573,6 +609,15 @@ impl<'a, T: Float> Remaining<'a, T> {
         debug_assert_eq!(self.m, 0);
         Partition::new_unchecked(self.labels, self.n_groups as usize)
     }
+}
+
+/// The second reference of a pass over the compact copy, found while the first is scanned:
+/// its position and values, its approximate scorer and the band its visitors clone.
+struct Second<'c, T, Bands> {
+    pos: usize,
+    row: Vec<T>,
+    query: CompactQuery<'c, T>,
+    band: Bands,
 }
 
 /// The unit vector from `from` towards `to` (zero when they coincide).
