@@ -129,13 +129,17 @@ impl<T: Float> CompactCopy<T> {
         }
     }
 
-    /// Exchanges the records at positions `a` and `b` (mirrors `WorkingSet::swap`): d bytes
-    /// each, within two cache lines of its block.
+    /// Exchanges the records at positions `a` and `b` (mirrors `WorkingSet::swap`): their
+    /// two codes in each attribute pair, 16 bytes apart within two cache lines of the block
+    /// (an odd d's padding code is 0 for every record, so swapping it changes nothing).
     #[inline]
     pub fn swap(&mut self, a: usize, b: usize) {
         if a != b {
-            for j in 0..self.d {
-                self.q.swap(code_index(self.pairs, a, j), code_index(self.pairs, b, j));
+            let (first_a, first_b) = (code_index(self.pairs, a, 0), code_index(self.pairs, b, 0));
+            for pair in 0..self.pairs {
+                let (i, j) = (first_a + pair * PAIR_BYTES, first_b + pair * PAIR_BYTES);
+                self.q.swap(i, j);
+                self.q.swap(i + 1, j + 1);
             }
         }
     }
@@ -630,6 +634,31 @@ mod tests {
     use crate::algorithms::test_shapes::shaped;
     use crate::dataset::Scaling;
     use proptest::prelude::*;
+
+    #[test]
+    fn swapped_records_keep_their_codes_and_the_padding_stays_zero() {
+        for d in [1, 6, 7, 15] {
+            let x = shaped(50, d, 0, d as u64);
+            let mut ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+            let mut copy = CompactCopy::new(&ws, Exec::SEQUENTIAL);
+            let codes = |copy: &CompactCopy<f64>, p: usize| -> Vec<i8> {
+                (0..2 * copy.pairs).map(|j| copy.q[code_index(copy.pairs, p, j)]).collect()
+            };
+            let mut by_id = vec![Vec::new(); 50];
+            for p in 0..50 {
+                by_id[ws.ids()[p] as usize] = codes(&copy, p);
+            }
+            for (a, b) in [(0, 49), (3, 4), (8, 8), (17, 40), (7, 9)] {
+                ws.swap_keys(a, b);
+                copy.swap(a, b);
+            }
+            for p in 0..50 {
+                let id = ws.ids()[p] as usize;
+                assert_eq!(codes(&copy, p), by_id[id], "d {d} position {p}");
+                assert!(d % 2 == 0 || codes(&copy, p)[d] == 0, "d {d}: the padding code");
+            }
+        }
+    }
 
     fn codes_and_weights(blocks: usize, pairs: usize, seed: u64) -> (Vec<i8>, Vec<i32>) {
         let x = shaped(blocks * pairs * PAIR_BYTES + pairs, 1, 0, seed);
