@@ -11,7 +11,7 @@
 //! which makes every selection independent of memory order and of the thread count.
 
 use crate::dataset::WorkingSet;
-use crate::float::Float;
+use crate::float::{Float, order_bits};
 use crate::parallel::Exec;
 use std::cmp::Ordering;
 
@@ -269,6 +269,9 @@ pub trait Offer<T> {
     /// What it keeps: how many records, whether the farthest (else the nearest), and the
     /// positions it skips.
     fn wants(&self) -> (usize, bool, Exclude);
+    /// Called after the last offer, on the thread that offered: a selection may finish its
+    /// own work there (see [`Ranked::settle`]) instead of in the merge on the caller.
+    fn settle(&mut self) {}
 }
 
 /// Largest value of a slice (8 independent lanes so it vectorizes to max instructions).
@@ -355,9 +358,12 @@ impl<T: Float> Offer<T> for Farthest<T> {
 /// score then id; ids are unique, so every selection is independent of memory order.
 type Key<T> = (T, u32, u32);
 
+/// Scores compare as integers ([`order_bits`]: the numeric order, −0 and +0 tied): a sort
+/// of 20 keys of 39 took 0.43 µs instead of 0.58 µs with `partial_cmp` (f32, this machine).
 #[inline]
 fn key_cmp<T: Float>(a: &Key<T>, b: &Key<T>) -> Ordering {
-    a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal).then(a.1.cmp(&b.1))
+    let score = |k: &Key<T>| order_bits(k.0.as_f64());
+    score(a).cmp(&score(b)).then(a.1.cmp(&b.1))
 }
 
 /// Up to two positions a selection must skip (the seed, and for MDAV*'s N2 also x̄).
@@ -411,6 +417,8 @@ pub struct Ranked<T> {
     exclude: Exclude,
     keys: Vec<Key<T>>,
     threshold: Option<Key<T>>,
+    /// The keys are the `count` best at most, best first ([`Self::settle`]).
+    settled: bool,
 }
 
 impl<T: Float> Ranked<T> {
@@ -425,7 +433,8 @@ impl<T: Float> Ranked<T> {
     }
 
     fn with_sign(count: usize, exclude: Exclude, sign: T) -> Self {
-        Ranked { count, sign, exclude, keys: Vec::with_capacity(2 * count.max(1)), threshold: None }
+        let keys = Vec::with_capacity(2 * count.max(1));
+        Ranked { count, sign, exclude, keys, threshold: None, settled: false }
     }
 
     #[inline(never)]
@@ -436,6 +445,7 @@ impl<T: Float> Ranked<T> {
             }
         }
         self.keys.push(key);
+        self.settled = false;
         if self.keys.len() >= 2 * self.count {
             self.shrink();
         }
@@ -451,11 +461,33 @@ impl<T: Float> Ranked<T> {
         }
     }
 
+    /// Keeps only the `count` best keys, sorted best first. Two settled selections merge in
+    /// one linear pass: the threads of a pass settle their own, and the caller's merge and
+    /// its final list then cost a few ns per key instead of a quickselect and a sort (0.6 µs
+    /// for 20 of 39 keys in f32, on the serial path between two passes).
+    pub fn settle(&mut self) {
+        if !self.settled {
+            self.shrink();
+            self.keys.sort_unstable_by(key_cmp);
+            self.settled = true;
+        }
+    }
+
+    /// The selected keys, best first.
+    fn into_sorted(mut self) -> Vec<Key<T>> {
+        self.settle();
+        self.keys
+    }
+
     /// The positions of the selected records, best first.
-    pub fn into_positions(mut self) -> Vec<usize> {
-        self.shrink();
-        self.keys.sort_unstable_by(key_cmp);
-        self.keys.into_iter().map(|k| k.2 as usize).collect()
+    pub fn into_positions(self) -> Vec<usize> {
+        self.into_sorted().into_iter().map(|k| k.2 as usize).collect()
+    }
+
+    /// The original ids of the selected records, best first: the keys carry them, so a
+    /// caller that keeps ids reads no table of the working set.
+    pub fn into_ids(self) -> Vec<u32> {
+        self.into_sorted().into_iter().map(|k| k.1).collect()
     }
 }
 
@@ -480,11 +512,33 @@ impl<T: Float> ScoreVisitor<T> for Ranked<T> {
     }
 
     fn merge(mut self, other: Self) -> Self {
+        if self.settled && other.settled {
+            self.keys = merge_sorted(&self.keys, &other.keys, self.count);
+            self.threshold = self.keys.last().copied().filter(|_| self.keys.len() == self.count);
+            return self;
+        }
         for k in other.keys {
             self.push_key(k);
         }
         self
     }
+}
+
+/// The `count` best keys of two sorted lists, best first.
+fn merge_sorted<T: Float>(a: &[Key<T>], b: &[Key<T>], count: usize) -> Vec<Key<T>> {
+    let mut out = Vec::with_capacity(count.min(a.len() + b.len()));
+    let (mut i, mut j) = (0, 0);
+    while out.len() < count && (i < a.len() || j < b.len()) {
+        let from_a = j == b.len() || (i < a.len() && key_cmp(&a[i], &b[j]) == Ordering::Less);
+        if from_a {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out
 }
 
 impl<T: Float> Offer<T> for Ranked<T> {
@@ -496,6 +550,10 @@ impl<T: Float> Offer<T> for Ranked<T> {
 
     fn wants(&self) -> (usize, bool, Exclude) {
         (self.count, self.sign < T::zero(), self.exclude)
+    }
+
+    fn settle(&mut self) {
+        Ranked::settle(self);
     }
 }
 
@@ -513,10 +571,11 @@ impl<T: Float> SortedNearest<T> {
         SortedNearest { count, exclude: exclude.into(), keys: Vec::new() }
     }
 
-    /// The `count` nearest positions after a full sort.
-    pub fn into_positions(mut self) -> Vec<usize> {
+    /// The `count` nearest keys after a full sort.
+    fn into_sorted(mut self) -> Vec<Key<T>> {
         self.keys.sort_by(key_cmp);
-        self.keys.iter().take(self.count).map(|k| k.2 as usize).collect()
+        self.keys.truncate(self.count);
+        self.keys
     }
 }
 
@@ -567,12 +626,21 @@ impl<T: Float> Nearest<T> {
         }
     }
 
+    fn into_sorted(self) -> Vec<Key<T>> {
+        match self {
+            Nearest::Partial(r) => r.into_sorted(),
+            Nearest::Sorted(s) => s.into_sorted(),
+        }
+    }
+
     /// The selected positions, nearest first.
     pub fn into_positions(self) -> Vec<usize> {
-        match self {
-            Nearest::Partial(r) => r.into_positions(),
-            Nearest::Sorted(s) => s.into_positions(),
-        }
+        self.into_sorted().into_iter().map(|k| k.2 as usize).collect()
+    }
+
+    /// The selected original ids, nearest first (see [`Ranked::into_ids`]).
+    pub fn into_ids(self) -> Vec<u32> {
+        self.into_sorted().into_iter().map(|k| k.1).collect()
     }
 }
 
@@ -606,6 +674,12 @@ impl<T: Float> Offer<T> for Nearest<T> {
         match self {
             Nearest::Partial(r) => r.wants(),
             Nearest::Sorted(s) => s.wants(),
+        }
+    }
+
+    fn settle(&mut self) {
+        if let Nearest::Partial(r) = self {
+            r.settle();
         }
     }
 }
@@ -765,9 +839,24 @@ mod tests {
             let count = count.min(values.len().saturating_sub(1));
             let sorted = feed(&values, &ids, || Nearest::new(Selection::FullSort, count, exclude));
             let partial = feed(&values, &ids, || Nearest::new(Selection::Partial, count, exclude));
-            let want = sorted.into_positions();
+            let want = sorted.clone().into_positions();
             prop_assert_eq!(want.len(), count);
-            prop_assert_eq!(partial.into_positions(), want.clone());
+            prop_assert_eq!(partial.clone().into_positions(), want.clone());
+            // The keys carry the ids of those positions.
+            let want_ids: Vec<u32> = want.iter().map(|&p| ids[p]).collect();
+            prop_assert_eq!(sorted.into_ids(), want_ids.clone());
+            prop_assert_eq!(partial.into_ids(), want_ids.clone());
+            // Offered in three lots, settled on their own and merged (a pass's threads).
+            let lots: Vec<Nearest<f64>> = (0..3).map(|lot| {
+                let mut sel = Nearest::new(Selection::Partial, count, exclude);
+                for p in (lot..values.len()).step_by(3).filter(|&p| p != exclude) {
+                    sel.offer(Pick { score: values[p], id: ids[p], pos: p });
+                }
+                sel.settle();
+                sel
+            }).collect();
+            let merged = lots.into_iter().reduce(|a, b| a.merge(b)).expect("three lots");
+            prop_assert_eq!(merged.into_ids(), want_ids);
             // Farthest = nearest of the negated scores.
             let negated: Vec<f64> = values.iter().map(|v| -v).collect();
             let far = feed(&values, &ids, || Ranked::farthest(count, exclude)).into_positions();

@@ -599,6 +599,7 @@ macro_rules! single_selection {
                 for p in exact(&bands.into_positions()) {
                     self.offer(p);
                 }
+                self.settle();
             }
         }
     )*};

@@ -477,11 +477,10 @@ impl<'a, T: Float> Remaining<'a, T> {
             || Nearest::new(selection, size - 1, seed),
             |next| (Nearest::new(selection, 2 * size - 1, next), Ranked::farthest(2 * size, next)),
         );
-        let ids = |v: Vec<usize>| -> Vec<u32> { v.into_iter().map(|p| self.id(p)).collect() };
         let prepared = ahead.map(|(next, (near, far))| Prepared {
             seed: self.id(next),
-            near: ids(near.into_positions()),
-            far: ids(far.into_positions()),
+            near: near.into_ids(),
+            far: far.into_ids(),
         });
         let mut members = near.into_positions();
         members.push(seed);

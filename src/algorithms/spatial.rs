@@ -305,8 +305,7 @@ mod tests {
         let far: Ranked<T> = kernels::scan(Exec::SEQUENTIAL, ws, ws.n(), r, m, || {
             Ranked::farthest(ws.n(), usize::MAX)
         });
-        let ids = far.into_positions().into_iter().map(|p| ws.ids()[p]);
-        ids.into_iter().find(|&id| !gone[id as usize]).expect("a live record")
+        far.into_ids().into_iter().find(|&id| !gone[id as usize]).expect("a live record")
     }
 
     fn scan_nearest<T: Float>(
@@ -320,8 +319,11 @@ mod tests {
         let near: Ranked<T> = kernels::scan(Exec::SEQUENTIAL, ws, ws.n(), r, m, || {
             Ranked::nearest(ws.n(), usize::MAX)
         });
-        let ids = near.into_positions().into_iter().map(|p| ws.ids()[p]);
-        ids.filter(|&id| !gone[id as usize] && id != ex).take(count).collect()
+        near.into_ids()
+            .into_iter()
+            .filter(|&id| !gone[id as usize] && id != ex)
+            .take(count)
+            .collect()
     }
 
     fn check<T: Float>(x: &Array2<f64>, removed: &[u32], metric: Metric) {
