@@ -11,7 +11,7 @@
 //! serves two references by reference first ([`Exec::map_parts`], `claims.rs`); on a team
 //! such a pass costs one atomic store, so it is split from [`TEAM_MIN`] records.
 
-use crate::claims::{CHUNK, Claims};
+use crate::claims::Claims;
 use crate::error::{Error, Result};
 use crate::team;
 use rayon::prelude::*;
@@ -159,9 +159,8 @@ impl Exec {
         if len < min {
             return None;
         }
-        let chunks = len.div_ceil(CHUNK);
-        let claims = Claims::new(parts, chunks);
-        let open_last = || claims.open_last(if last_ready() { chunks } else { 0 });
+        let claims = Claims::new(parts, len);
+        let open_last = || claims.open_last(if last_ready() { len } else { 0 });
         let slot = |s: usize| {
             let mut visitors: Vec<Option<V>> = (0..parts).map(|_| None).collect();
             let mut opened = s % parts == parts - 1;
@@ -169,9 +168,9 @@ impl Exec {
                 open_last();
             }
             loop {
-                while let Some((part, c)) = claims.next(s) {
+                while let Some((part, lo, hi)) = claims.next(s) {
                     let v = visitors[part].get_or_insert_with(|| start(part));
-                    scan(v, part, c * CHUNK, ((c + 1) * CHUNK).min(len));
+                    scan(v, part, lo, hi);
                 }
                 if opened {
                     break;
