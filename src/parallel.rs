@@ -159,7 +159,7 @@ impl Exec {
         if len < min {
             return None;
         }
-        let claims = Claims::new(parts, len);
+        let claims = Claims::new(parts, len, self.threads);
         let open_last = || claims.open_last(if last_ready() { len } else { 0 });
         let slot = |s: usize| {
             let mut visitors: Vec<Option<V>> = (0..parts).map(|_| None).collect();
