@@ -345,23 +345,40 @@ struct Quantized {
     max_abs: f64,
 }
 
+/// Independent lanes of the quantization loops, so that they vectorize: quantizing 200 000
+/// × 15 values took 13 ms on one thread with one running extreme and `f64::round`.
+const LANES: usize = 8;
+
+/// 1.5·2⁵²: adding and subtracting it rounds an f64 below 2⁵¹ in magnitude to the nearest
+/// integer (ties to even) in two vectorizable additions.
+const ROUNDER: f64 = 6_755_399_441_055_744.0;
+
 impl Quantized {
     fn of<T: Float>(col: &[T]) -> Self {
-        let (lo, hi) = col.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-            (lo.min(v.as_f64()), hi.max(v.as_f64()))
-        });
+        let (mut lo, mut hi) = ([f64::INFINITY; LANES], [f64::NEG_INFINITY; LANES]);
+        for vs in col.chunks(LANES) {
+            for (i, v) in vs.iter().enumerate() {
+                (lo[i], hi[i]) = (lo[i].min(v.as_f64()), hi[i].max(v.as_f64()));
+            }
+        }
+        let (lo, hi) = (
+            lo.into_iter().fold(f64::INFINITY, f64::min),
+            hi.into_iter().fold(f64::NEG_INFINITY, f64::max),
+        );
         let (mid, step) = (lo + (hi - lo) / 2.0, (hi - lo) / (2.0 * QMAX));
-        let mut err: f64 = 0.0;
-        let codes = col
-            .iter()
-            .map(|v| {
+        let inv = if step > 0.0 { 1.0 / step } else { 0.0 };
+        // Any integer code in range is valid: the error bound is measured on the codes made.
+        let mut codes = vec![0i8; col.len()];
+        let mut err = [0.0f64; LANES];
+        for (vs, cs) in col.chunks(LANES).zip(codes.chunks_mut(LANES)) {
+            for (i, (v, c)) in vs.iter().zip(cs).enumerate() {
                 let v = v.as_f64();
-                let q =
-                    if step > 0.0 { ((v - mid) / step).round().clamp(-QMAX, QMAX) } else { 0.0 };
-                err = err.max((v - (mid + step * q)).abs());
-                q as i8
-            })
-            .collect();
+                let q = (((v - mid) * inv).clamp(-QMAX, QMAX) + ROUNDER) - ROUNDER;
+                err[i] = err[i].max((v - (mid + step * q)).abs());
+                *c = q as i8;
+            }
+        }
+        let err = err.into_iter().fold(0.0, f64::max);
         let max_abs = lo.abs().max(hi.abs());
         // The f64 evaluation of the error is itself rounded: widen by a few ulps of |x|.
         let err = err + 8.0 * f64::EPSILON * (max_abs + mid.abs() + step * QMAX);
@@ -635,6 +652,28 @@ mod tests {
     use crate::algorithms::test_shapes::shaped;
     use crate::dataset::Scaling;
     use proptest::prelude::*;
+    use rand::rngs::StdRng;
+    use rand::{RngExt, SeedableRng};
+
+    #[test]
+    fn quantized_values_stay_within_the_measured_error() {
+        let mut rng = StdRng::seed_from_u64(5);
+        for n in [1, 7, 8, 9, 1000] {
+            let wide: Vec<f32> = (0..n).map(|_| rng.random::<f32>() * 200.0 - 150.0).collect();
+            for col in [wide, vec![2.5f32; n]] {
+                let q = Quantized::of(&col);
+                for (&v, &c) in col.iter().zip(&q.codes) {
+                    assert!((-127..=127).contains(&c));
+                    let back = q.mid + q.step * f64::from(c);
+                    assert!((f64::from(v) - back).abs() <= q.err, "{v} vs {back}");
+                }
+                let most = col.iter().fold(0.0f64, |a, v| a.max(f64::from(v.abs())));
+                assert_eq!(q.max_abs, most);
+                // Codes round to the nearest step: half a step of error, plus rounding.
+                assert!(q.err <= q.step / 2.0 + 1e-9 * most.max(1.0));
+            }
+        }
+    }
 
     #[test]
     fn swapped_records_keep_their_codes_and_the_padding_stays_zero() {
