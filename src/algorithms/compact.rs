@@ -345,7 +345,7 @@ struct Quantized {
     max_abs: f64,
 }
 
-/// Independent lanes of the quantization loops, so that they vectorize: quantizing 200 000
+/// Independent lanes of the quantization loop, so that it vectorizes: quantizing 200 000
 /// × 15 values took 13 ms on one thread with one running extreme and `f64::round`.
 const LANES: usize = 8;
 
@@ -355,16 +355,7 @@ const ROUNDER: f64 = 6_755_399_441_055_744.0;
 
 impl Quantized {
     fn of<T: Float>(col: &[T]) -> Self {
-        let (mut lo, mut hi) = ([f64::INFINITY; LANES], [f64::NEG_INFINITY; LANES]);
-        for vs in col.chunks(LANES) {
-            for (i, v) in vs.iter().enumerate() {
-                (lo[i], hi[i]) = (lo[i].min(v.as_f64()), hi[i].max(v.as_f64()));
-            }
-        }
-        let (lo, hi) = (
-            lo.into_iter().fold(f64::INFINITY, f64::min),
-            hi.into_iter().fold(f64::NEG_INFINITY, f64::max),
-        );
+        let (lo, hi) = (min_value(col).as_f64(), max_value(col).as_f64());
         let (mid, step) = (lo + (hi - lo) / 2.0, (hi - lo) / (2.0 * QMAX));
         let inv = if step > 0.0 { 1.0 / step } else { 0.0 };
         // Any integer code in range is valid: the error bound is measured on the codes made.
