@@ -60,6 +60,12 @@ pub fn order_bits(v: f64) -> u64 {
     if b >> 63 == 1 { !b } else { b | (1 << 63) }
 }
 
+/// The f64 of [`order_bits`]' bits (−0 comes back as +0).
+#[inline]
+pub fn from_order_bits(b: u64) -> f64 {
+    f64::from_bits(if b >> 63 == 1 { b & !(1 << 63) } else { !b })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +76,10 @@ mod tests {
         for w in values.windows(2) {
             let (a, b) = (order_bits(w[0]), order_bits(w[1]));
             assert!(if w[0] == w[1] { a == b } else { a < b }, "{} vs {}", w[0], w[1]);
+        }
+        for v in values.into_iter().chain([f64::INFINITY, f64::NEG_INFINITY, 3.5e-310]) {
+            let back = from_order_bits(order_bits(v));
+            assert!(back == v && (v != 0.0 || back.is_sign_positive()), "{v} came back as {back}");
         }
     }
 }

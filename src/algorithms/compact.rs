@@ -26,7 +26,7 @@
 
 use super::spatial::IndexChoice;
 use crate::dataset::WorkingSet;
-use crate::float::Float;
+use crate::float::{Float, from_order_bits, order_bits};
 use crate::kernels::{
     Aligned, BLOCK, BlockScorer, Exclude, Farthest, Nearest, Offer, Pick, Ranked, ScoreVisitor,
     max_value, min_value, prefetch,
@@ -450,8 +450,11 @@ pub struct Band<T> {
     sign: T,
     margin: f64,
     exclude: Exclude,
-    /// (signed approximate score, position).
-    keys: Vec<(T, u32)>,
+    /// (signed approximate score, position) packed as `order_bits(score) << 64 | position`:
+    /// quickselect and the filter by the limit then compare integers (the narrowing of the
+    /// prepared lists' two bands took 0.8 µs a round at 200 000 × 15, f32, 2 threads, when
+    /// it compared floats with `partial_cmp`).
+    keys: Vec<u128>,
     limit: Option<T>,
     /// The tightest limit of the chunks of this pass (+∞ before the first).
     shared: Arc<SharedLimit>,
@@ -487,8 +490,8 @@ impl<T: Float> Band<T> {
     /// publishes it, and drops the keys above it.
     fn narrow(&mut self) {
         if self.count > 0 && self.keys.len() >= self.count {
-            let by_score = |a: &(T, u32), b: &(T, u32)| a.0.partial_cmp(&b.0).expect("finite");
-            let nth = self.keys.select_nth_unstable_by(self.count - 1, by_score).1.0.as_f64();
+            let nth =
+                from_order_bits((*self.keys.select_nth_unstable(self.count - 1).1 >> 64) as u64);
             // Rounded up, so that the limit in T is never below nth + margin.
             let limit = nth + self.margin;
             let limit = T::from_f64_lossy(limit + limit.abs() * 4.0 * T::epsilon().as_f64());
@@ -497,7 +500,8 @@ impl<T: Float> Band<T> {
         }
         self.adopt_shared();
         if let Some(limit) = self.limit {
-            self.keys.retain(|k| k.0 <= limit);
+            let limit = order_bits(limit.as_f64());
+            self.keys.retain(|&k| (k >> 64) as u64 <= limit);
         }
         self.cap = (2 * self.keys.len()).max(2 * self.count + 64);
     }
@@ -505,7 +509,7 @@ impl<T: Float> Band<T> {
     /// The candidate positions (in no particular order).
     pub fn into_positions(mut self) -> Vec<usize> {
         self.narrow();
-        self.keys.into_iter().map(|k| k.1 as usize).collect()
+        self.keys.into_iter().map(|k| k as u32 as usize).collect()
     }
 }
 
@@ -571,7 +575,7 @@ impl<T: Float> Band<T> {
             within &= within - 1;
             let key = self.sign * scores[i];
             if key <= limit && !self.exclude.contains(offset + i) {
-                self.keys.push((key, (offset + i) as u32));
+                self.keys.push((u128::from(order_bits(key.as_f64())) << 64) | (offset + i) as u128);
             }
         }
         if self.keys.len() >= self.cap {
@@ -604,10 +608,7 @@ macro_rules! single_selection {
             }
 
             fn recheck(&mut self, bands: Band<T>, exact: &impl Fn(&[usize]) -> Vec<Pick<T>>) {
-                for p in exact(&bands.into_positions()) {
-                    self.offer(p);
-                }
-                self.settle();
+                self.offer_all(exact(&bands.into_positions()));
             }
         }
     )*};
