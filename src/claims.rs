@@ -44,6 +44,18 @@ struct Ends(AtomicU64);
 /// (whose ends are at most its number of records, below 2³² − 1).
 const CLOSED: u64 = u64::MAX;
 
+/// What the late last part of a pass turns out to be ([`Claims::open`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opening {
+    /// The part scans the pass's records.
+    Records,
+    /// The part has no records.
+    Empty,
+    /// The whole pass is pointless (speculative work found wrong): no part hands out
+    /// another chunk, and the pass's results are discarded.
+    Abort,
+}
+
 /// The unclaimed records of every part of one pass.
 pub struct Claims {
     parts: Vec<Ends>,
@@ -59,6 +71,21 @@ impl Claims {
         let state = |p: usize| if p + 1 == parts { CLOSED } else { open };
         let parts = (0..parts).map(|p| Ends(AtomicU64::new(state(p)))).collect();
         Claims { parts, share: 2 * threads.max(1) }
+    }
+
+    /// Opens the last part as `opening` says (`len` records for [`Opening::Records`]), or
+    /// empties every part for [`Opening::Abort`]; once opened, later calls change nothing
+    /// but another abort.
+    pub fn open(&self, opening: Opening, len: usize) {
+        match opening {
+            Opening::Records => self.open_last(len),
+            Opening::Empty => self.open_last(0),
+            Opening::Abort => {
+                // Front = back = 0: every claim from now on finds nothing (a claim racing
+                // this store fails its exchange, reloads and finds nothing either).
+                self.parts.iter().for_each(|p| p.0.store(0, Ordering::Relaxed));
+            }
+        }
     }
 
     /// Gives the last part `len` records (as many as the others, or none) if it is still
@@ -130,6 +157,17 @@ mod tests {
         assert_eq!(claims.next(0), None);
         claims.open_last(3 * CHUNK_MIN);
         assert_eq!(claims.next(0), None, "an opened part is never opened again");
+    }
+
+    #[test]
+    fn an_aborted_pass_hands_out_nothing_more() {
+        let claims = Claims::new(2, 100_000, 2);
+        assert!(claims.next(0).is_some(), "part 0 is open");
+        claims.open(Opening::Abort, 100_000);
+        assert_eq!(claims.next(0), None);
+        assert_eq!(claims.next(1), None);
+        claims.open(Opening::Records, 100_000);
+        assert_eq!(claims.next(1), None, "the last part stays closed after an abort");
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! serves two references by reference first ([`Exec::map_parts`], `claims.rs`); on a team
 //! such a pass costs one atomic store, so it is split from [`TEAM_MIN`] records.
 
-use crate::claims::Claims;
+use crate::claims::{Claims, Opening};
 use crate::error::{Error, Result};
 use crate::team;
 use rayon::prelude::*;
@@ -98,6 +98,14 @@ impl Exec {
         self.threads > 1 && len >= PARALLEL_MIN
     }
 
+    /// Whether [`Self::map_parts`] splits a pass over `len` records among threads (on this
+    /// thread's team from [`TEAM_MIN`] records, elsewhere from [`PARALLEL_MIN`]); when it
+    /// does not, the caller makes one fused pass on this thread.
+    pub fn splits_parts(self, len: usize) -> bool {
+        let min = if team::has_current(self.threads) { TEAM_MIN } else { PARALLEL_MIN };
+        self.threads > 1 && len >= min
+    }
+
     /// Runs `f` with a [`team`](crate::team) of this many threads for the passes it makes
     /// on this thread, when passes over `len` records would be split at all; plain `f()`
     /// otherwise. For loops of many short passes: one synchronisation per pass instead of
@@ -137,30 +145,27 @@ impl Exec {
     /// data once for every part.
     ///
     /// The last part may start late: its chunks are claimed only after `last_ready()` has
-    /// returned, true if the part scans the `len` records and false if it has none. A slot
-    /// whose own part is the last calls it first, while the others start on theirs, and a
-    /// slot that runs out of work calls it too; every call must give the same answer
+    /// said what it is ([`Opening`]: the `len` records, none, or an abort of the whole
+    /// pass, after which no slot claims another chunk and the caller discards the result).
+    /// A slot whose own part is the last calls it first, while the others start on theirs,
+    /// and a slot that runs out of work calls it too; every call must give the same answer
     /// (waiting for the first where that one does work, as a `LazyLock` does).
     #[allow(clippy::too_many_arguments)]
     pub fn map_parts<V, R: Send>(
         self,
         parts: usize,
         len: usize,
-        last_ready: &(impl Fn() -> bool + Sync),
+        last_ready: &(impl Fn() -> Opening + Sync),
         start: impl Fn(usize) -> V + Sync,
         scan: impl Fn(&mut V, usize, usize, usize) + Sync,
         finish: impl Fn(V) -> R + Sync,
         reduce: impl Fn(R, R) -> R + Sync + Send,
     ) -> Option<R> {
-        if self.threads < 2 || parts == 0 {
-            return None;
-        }
-        let min = if team::has_current(self.threads) { TEAM_MIN } else { PARALLEL_MIN };
-        if len < min {
+        if parts == 0 || !self.splits_parts(len) {
             return None;
         }
         let claims = Claims::new(parts, len, self.threads);
-        let open_last = || claims.open_last(if last_ready() { len } else { 0 });
+        let open_last = || claims.open(last_ready(), len);
         let slot = |s: usize| {
             let mut visitors: Vec<Option<V>> = (0..parts).map(|_| None).collect();
             let mut opened = s % parts == parts - 1;
@@ -242,8 +247,9 @@ mod tests {
         };
         let whole = (len as u64 * (len as u64 - 1) / 2, len as u64);
         for threads in [2, 3, 5] {
-            let run =
-                |e: Exec| e.map_parts(3, len, &|| true, |p| (p, 0, 0), scan, finish, add).unwrap();
+            let run = |e: Exec| {
+                e.map_parts(3, len, &|| Opening::Records, |p| (p, 0, 0), scan, finish, add).unwrap()
+            };
             let pool = Parallelism::from_n_jobs(threads).unwrap();
             let on_rayon = pool.install(run).unwrap();
             let on_team = pool.install(|e| e.with_team(len, || run(e))).unwrap();
@@ -256,7 +262,7 @@ mod tests {
         }
         assert!(
             Exec::SEQUENTIAL
-                .map_parts(2, len, &|| true, |p| (p, 0, 0), scan, finish, add)
+                .map_parts(2, len, &|| Opening::Records, |p| (p, 0, 0), scan, finish, add)
                 .is_none()
         );
     }
@@ -265,25 +271,44 @@ mod tests {
     fn a_late_last_part_opens_once_with_or_without_records() {
         // Records seen per part, and how often `last_ready` was asked and did its work.
         let len = 50_000;
-        let scan =
-            |v: &mut [u64; 2], part: usize, lo: usize, hi: usize| v[part] += (hi - lo) as u64;
         let add = |a: [u64; 2], b: [u64; 2]| [a[0] + b[0], a[1] + b[1]];
-        for (has_last, threads) in [(true, 2), (false, 2), (true, 3), (false, 5)] {
+        let cases = [
+            (Opening::Records, 2),
+            (Opening::Empty, 2),
+            (Opening::Records, 3),
+            (Opening::Empty, 5),
+            (Opening::Abort, 2),
+            (Opening::Abort, 3),
+        ];
+        for (opening, threads) in cases {
             let (asked, worked) = (AtomicUsize::new(0), AtomicUsize::new(0));
             let answer = std::sync::LazyLock::new(|| {
                 std::thread::sleep(std::time::Duration::from_millis(2));
                 worked.fetch_add(1, Ordering::Relaxed);
-                has_last
+                opening
             });
             let ready = || {
                 asked.fetch_add(1, Ordering::Relaxed);
                 *answer
             };
             let pool = Parallelism::from_n_jobs(threads as i64).unwrap();
+            // Before an abort, chunks take long enough for the answer (2 ms) to come mid-pass.
+            let scan = |v: &mut [u64; 2], part: usize, lo: usize, hi: usize| {
+                if opening == Opening::Abort {
+                    std::thread::sleep(std::time::Duration::from_micros(500));
+                }
+                v[part] += (hi - lo) as u64;
+            };
             let run = |e: Exec| e.map_parts(2, len, &ready, |_| [0, 0], scan, |v| v, add);
             let on_team = pool.install(|e| e.with_team(len, || run(e))).unwrap().unwrap();
-            let expected = [len as u64, if has_last { len as u64 } else { 0 }];
-            assert_eq!(on_team, expected, "last part {has_last}, {threads} threads");
+            let seen = format!("{opening:?}, {threads} threads: {on_team:?}");
+            if opening == Opening::Abort {
+                // The first part's scan stops where the abort finds it; the last never opens.
+                assert!(on_team[0] < len as u64 && on_team[1] == 0, "{seen}");
+            } else {
+                let last = if opening == Opening::Records { len as u64 } else { 0 };
+                assert_eq!(on_team, [len as u64, last], "{seen}");
+            }
             assert_eq!(worked.load(Ordering::Relaxed), 1);
             assert!(
                 (1..=threads).contains(&asked.load(Ordering::Relaxed)),
@@ -299,7 +324,7 @@ mod tests {
             e.map_parts(
                 2,
                 len,
-                &|| true,
+                &|| Opening::Records,
                 |_| 0usize,
                 |v, _, lo, hi| *v += hi - lo,
                 |v| v,

@@ -27,6 +27,12 @@ impl Progress {
         self.assigned.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// Takes back `n` records counted by [`Self::add`] (a group put back).
+    #[inline]
+    pub fn take_back(&self, n: usize) {
+        self.assigned.fetch_sub(n, Ordering::Relaxed);
+    }
+
     /// Records that one more improvement round is done.
     #[inline]
     pub fn round_done(&self) {

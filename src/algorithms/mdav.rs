@@ -15,7 +15,7 @@
 
 use super::compact::uses_compact;
 use super::norm_order::NormOrder;
-use super::remaining::{Prepared, Remaining};
+use super::remaining::{Mismatch, Prepared, Remaining};
 use super::spatial::IndexChoice;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
@@ -120,7 +120,10 @@ pub fn mdav<T: Float>(
         rest.farthest_from_centroid(&c, metric, order)
     };
     // Speculation (issue #15, goal 3): the pass of Q's group also prepares the next round's
-    // P group around a guessed seed, used only if the exact search names the same record.
+    // P group around a guessed seed. The next round takes that group on trust and goes
+    // straight to its own Q's pass, in which one thread first checks that the exact seed
+    // search names the same record (a mismatch drops the pass and puts the group back): so
+    // the only serial work between two passes is taking one group and removing another.
     let speculate = !indexed && opts.distance_reuse && order.is_some();
     // The rounds' passes run on a team of threads kept awake between them (`team.rs`).
     exec.with_team(rest.len(), || {
@@ -131,29 +134,62 @@ pub fn mdav<T: Float>(
         // it, 6% with it.
         let mut pull = 0.0;
         while rest.len() >= 3 * k {
-            let p = extreme(&rest, order.as_mut());
-            let p_row = rest.row(p);
-            let q = match prepared.take() {
-                Some(ahead) if ahead.seed == rest.id(p) => rest.take_prepared(&ahead, k),
-                _ => rest.take_group(p, k, metric, selection, opts.distance_reuse),
+            // P's group: the prepared one, taken on trust while its seed is unassigned (Q's
+            // pass checks that the seed search names it before anything of the pass is
+            // kept: the search leaves the serial path between passes), else searched.
+            let trusted = prepared.take().filter(|a| rest.position_of(a.seed) < rest.len());
+            let trusted = trusted.map(|ahead| {
+                let (c, back) = (rest.centroid(opts.centroid_by_subtraction), rest.checkpoint());
+                (ahead.seed, c, back, rest.take_prepared(&ahead, k))
+            });
+            let (q, check) = match trusted {
+                Some((seed, c, back, q)) => {
+                    let seed_row = rest.row(rest.position_of(seed));
+                    (
+                        q.unwrap_or_else(|| rest.farthest_from(&seed_row, metric)),
+                        Some((seed, c, back)),
+                    )
+                }
+                None => {
+                    let p = extreme(&rest, order.as_mut());
+                    let p_row = rest.row(p);
+                    let q = rest.take_group(p, k, metric, selection, opts.distance_reuse);
+                    (q.unwrap_or_else(|| rest.farthest_from(&p_row, metric)), None)
+                }
             };
-            let q = q.unwrap_or_else(|| rest.farthest_from(&p_row, metric));
             // Q's values and the centroid before Q's group leaves: for the guess and the pull.
             let before = speculate.then(|| (rest.row_f64(q), rest.centroid_f64()));
-            // Found by one thread of Q's pass while the others start on Q's scores.
-            let guess = |rest: &Remaining<T>| match (order.as_mut(), &before) {
-                (Some(order), Some((seed, center))) if rest.len() >= 4 * k => {
-                    let c = rest.centroid_without(seed, center, k, pull);
-                    rest.guess_farthest_from_centroid(&c, order)
+            // Run by one thread of Q's pass while the others start on Q's scores: the check
+            // of P, then the guess of the next round's seed.
+            let find = |rest: &Remaining<T>| {
+                if let (Some(order), Some((seed, c, back))) = (order.as_mut(), &check) {
+                    if !rest.was_farthest_from_centroid(c, back, *seed, order) {
+                        return Err(Mismatch);
+                    }
                 }
-                _ => None,
+                Ok(match (order.as_mut(), &before) {
+                    (Some(order), Some((seed, center))) if rest.len() >= 4 * k => {
+                        let c = rest.centroid_without(seed, center, k, pull);
+                        rest.guess_farthest_from_centroid(&c, order)
+                    }
+                    _ => None,
+                })
             };
-            prepared = if speculate {
-                rest.take_group_preparing(q, guess, k, metric, selection)
+            let outcome = if speculate {
+                rest.take_group_preparing(q, find, k, metric, selection)
             } else {
                 rest.take_group(q, k, metric, selection, false);
-                None
+                Ok(None)
             };
+            match outcome {
+                Ok(next) => prepared = next,
+                Err(Mismatch) => {
+                    // Not P's group: put it back, and search P this time.
+                    let (_, _, back) = check.expect("only a group taken on trust is checked");
+                    rest.restore(back);
+                    continue;
+                }
+            }
             if let Some((seed, center)) = before {
                 pull = 0.8 * pull + 0.2 * rest.pull_of_group(&seed, &center, k);
             }

@@ -20,6 +20,7 @@
 use super::compact::{CompactCopy, CompactQuery, Recheck};
 use super::norm_order::NormOrder;
 use super::spatial::SpatialIndex;
+use crate::claims::Opening;
 use crate::dataset::{WorkingSet, means};
 use crate::float::Float;
 use crate::kernels::{
@@ -40,6 +41,21 @@ pub struct Prepared {
     pub seed: u32,
     near: Vec<u32>,
     far: Vec<u32>,
+}
+
+/// A check made inside a pass found the pass pointless (exact MDAV's prepared group taken
+/// on trust was not the round's: `mdav.rs`); nothing of the pass was kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mismatch;
+
+/// The state [`Remaining::restore`] puts back: the prefix length, the running sums and the
+/// number of groups before some groups left.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    m: usize,
+    sum: Vec<f64>,
+    counts: Option<Vec<f64>>,
+    n_groups: u32,
 }
 
 /// The state shared by prefix-shrinking algorithms.
@@ -175,50 +191,65 @@ impl<'a, T: Float> Remaining<'a, T> {
         metric: Metric,
         make: impl Fn() -> V + Sync,
     ) -> V {
-        self.scan_two(reference, || None, metric, make, |_| ()).0
+        let found = self.scan_two(reference, || Ok(None), metric, make, |_| ());
+        found.expect("a pass without a check is never dropped").0
     }
 
     /// One pass over the unassigned records serving `make_a`'s selection against `a` and,
     /// when `find_b` names a record (its position), `make_b`'s against that record: the
     /// exact kernels, the masked ones with missing values, or the compact copy with exact
-    /// re-checks (same answers). With the compact copy, one thread of a pass runs `find_b`
-    /// while the others start scoring `a` (`Exec::map_parts`); elsewhere it runs first.
+    /// re-checks (same answers). With the compact copy and a pass split among threads, one
+    /// thread runs `find_b` while the others start scoring `a` (`Exec::map_parts`);
+    /// elsewhere it runs first. When `find_b` reports a [`Mismatch`], the pass stops where
+    /// it is (or never starts) and its results are dropped.
     fn scan_two<A: Recheck<T>, B: Recheck<T>>(
         &self,
         a: &[T],
-        find_b: impl FnOnce() -> Option<usize> + Send,
+        find_b: impl FnOnce() -> Result<Option<usize>, Mismatch> + Send,
         metric: Metric,
         make_a: impl Fn() -> A + Sync,
         make_b: impl Fn(usize) -> B + Sync,
-    ) -> (A, Option<(usize, B)>) {
+    ) -> Result<(A, Option<(usize, B)>), Mismatch> {
         let Some(copy) = &self.compact else {
-            let b = find_b().map(|p| (p, self.row(p)));
+            let b = find_b()?.map(|p| (p, self.row(p)));
             let at = b.as_ref().map(|(p, _)| *p);
             let make_b = || make_b(at.expect("a visitor of the second reference"));
             let as_is = |a, b| (a, b);
             let (sel_a, sel_b) = if self.ws.is_masked() {
                 let pb = b.as_ref().map(|(_, row)| Partial::new(row));
-                self.pass(&Partial::new(a), &|| pb.as_ref(), false, make_a, make_b, as_is)
+                self.pass(&Partial::new(a), &|| pb.as_ref(), Shape::Fused, make_a, make_b, as_is)
             } else {
                 let complete = |reference| Complete { reference, metric };
                 let cb = b.as_ref().map(|(_, row)| complete(row));
-                self.pass(&complete(a), &|| cb.as_ref(), false, make_a, make_b, as_is)
+                self.pass(&complete(a), &|| cb.as_ref(), Shape::Fused, make_a, make_b, as_is)
             };
-            return (sel_a, at.zip(sel_b));
+            return Ok((sel_a, at.zip(sel_b)));
         };
         debug_assert_eq!(metric, Metric::Algebraic, "the compact copy scores algebraically");
         let qa = copy.query(a);
         let band_a = make_a().bands(qa.margin());
-        // Found (and quantized) by the first thread that needs it.
+        // Found (and quantized) by the first thread that needs it; first, on this thread,
+        // when the pass is not split (a mismatch then costs no scan).
+        let mut find_b = Some(find_b);
+        let early = match self.exec.splits_parts(self.m) {
+            false => Some(find_b.take().expect("not run yet")()?),
+            true => None,
+        };
         let second = LazyLock::new(|| {
-            find_b().map(|pos| {
-                let row = self.row(pos);
-                let query = copy.query(&row);
-                let band = make_b(pos).bands(query.margin());
-                Second { pos, row, query, band }
+            let found = match early {
+                Some(found) => Ok(found),
+                None => find_b.expect("run once")(),
+            };
+            found.map(|found| {
+                found.map(|pos| {
+                    let row = self.row(pos);
+                    let query = copy.query(&row);
+                    let band = make_b(pos).bands(query.margin());
+                    Second { pos, row, query, band }
+                })
             })
         });
-        let found = || LazyLock::force(&second).as_ref();
+        let found = || LazyLock::force(&second).as_ref().ok().and_then(Option::as_ref);
         let ids = self.ws.ids();
         // Every candidate's row is requested before any is scored: the rows are spread
         // over the whole copy, and one band's loads then overlap instead of queueing
@@ -249,8 +280,17 @@ impl<'a, T: Float> Remaining<'a, T> {
         };
         let query_b = || found().map(|b| &b.query);
         let band_b = || found().expect("a visitor of the second reference").band.clone();
-        let (sel_a, sel_b) = self.pass(&qa, &query_b, true, || band_a.clone(), band_b, recheck);
-        (sel_a, found().map(|b| b.pos).zip(sel_b))
+        let opening = || match LazyLock::force(&second) {
+            Err(Mismatch) => Opening::Abort,
+            Ok(Some(_)) => Opening::Records,
+            Ok(None) => Opening::Empty,
+        };
+        let shape = Shape::ByReference(&opening);
+        let (sel_a, sel_b) = self.pass(&qa, &query_b, shape, || band_a.clone(), band_b, recheck);
+        if LazyLock::force(&second).is_err() {
+            return Err(Mismatch);
+        }
+        Ok((sel_a, found().map(|b| b.pos).zip(sel_b)))
     }
 
     /// Positions `0..m` scored by `score_a` (and by `score_b()`, if that gives a scorer)
@@ -258,18 +298,18 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// each thread's visitors are turned into results by `finish` on that thread, and the
     /// results are merged. The second selection's result is `None` without `score_b()`.
     ///
-    /// With `by_reference` the pass has one part per reference, so a thread mostly scores
-    /// one reference over all the records, and each selection warms up once per thread
-    /// instead of once per chunk: for a compact copy that stays in the caches (a second read
-    /// costs little). The second part opens once `score_b()` has answered, which the thread
-    /// that owns it asks first: the others start on the first part meanwhile. Otherwise
-    /// every chunk is scored against both references in one read of the data. On one
-    /// thread both references share one read.
+    /// [`Shape::ByReference`] gives the pass one part per reference, so a thread mostly
+    /// scores one reference over all the records, and each selection warms up once per
+    /// thread instead of once per chunk: for a compact copy that stays in the caches (a
+    /// second read costs little). The second part opens as its `Opening` says (once
+    /// `score_b()` has answered), which the thread that owns it asks first: the others start
+    /// on the first part meanwhile. [`Shape::Fused`] scores every chunk against both
+    /// references in one read of the data. On one thread both references share one read.
     fn pass<'b, S, VA, VB, A, B>(
         &self,
         score_a: &S,
         score_b: &(impl Fn() -> Option<&'b S> + Sync),
-        by_reference: bool,
+        shape: Shape<'_>,
         make_a: impl Fn() -> VA + Sync,
         make_b: impl Fn() -> VB + Sync,
         finish: impl Fn(VA, Option<VB>) -> (A, Option<B>) + Sync,
@@ -282,6 +322,7 @@ impl<'a, T: Float> Remaining<'a, T> {
         B: ScoreVisitor<T>,
     {
         self.progress.scanned(self.m * score_a.bytes_per_record(&self.ws));
+        let by_reference = matches!(shape, Shape::ByReference(_));
         // A part's visitors: the first reference's, and the second's where this part scores
         // it (every part when fused, only part 1 when split).
         let start = |fused: bool, part: usize| {
@@ -303,7 +344,10 @@ impl<'a, T: Float> Remaining<'a, T> {
         };
         let merge = |x: (A, Option<B>), y: (A, Option<B>)| (x.0.merge(y.0), x.1.merge(y.1));
         let parts = if by_reference { 2 } else { 1 };
-        let ready = || !by_reference || score_b().is_some();
+        let ready = || match shape {
+            Shape::ByReference(opening) => opening(),
+            Shape::Fused => Opening::Records,
+        };
         let split = |part| start(!by_reference, part);
         self.exec.map_parts(parts, self.m, &ready, split, scan, end, merge).unwrap_or_else(|| {
             let mut both = start(true, 0);
@@ -346,17 +390,58 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// the next round's seed.
     pub fn guess_farthest_from_centroid(&self, c: &[T], order: &mut NormOrder) -> Option<usize> {
         order
-            .search(&self.ws, self.m, c, self.visit_budget(), self.scorer(c))
+            .search(&self.ws, self.m, c, self.visit_budget(self.m), self.scorer(c))
             .flatten()
             .map(|p| p.pos)
+    }
+
+    /// Whether the record `seed` (an original id) is the one [`Self::farthest_from_centroid`]
+    /// named when the records unassigned at `back` were left, `c` being their centroid
+    /// then, by `order`'s pruned search (the same answer; `false` when it gives up). The
+    /// records that left since sit at positions `len()..`, where passes do not read them.
+    /// Exact MDAV checks this way, inside the next pass, the seed of a group it took on trust.
+    pub fn was_farthest_from_centroid(
+        &self,
+        c: &[T],
+        back: &Checkpoint,
+        seed: u32,
+        order: &mut NormOrder,
+    ) -> bool {
+        debug_assert!(self.index.is_none() && back.m >= 3 && back.m >= self.m);
+        let budget = self.visit_budget(back.m);
+        let found = order.farthest(&self.ws, back.m, c, budget, self.scorer(c));
+        found.flatten().is_some_and(|p| p.id == seed)
+    }
+
+    /// The state [`Self::restore`] can go back to.
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            m: self.m,
+            sum: self.sum.clone(),
+            counts: self.counts.clone(),
+            n_groups: self.n_groups,
+        }
+    }
+
+    /// Puts back, unassigned, every record that left since `back` was taken (removals leave
+    /// them at positions `len()..back.m`, and only removals may have happened since), with
+    /// the running sums bit for bit as they were and their group labels free again. Not with
+    /// a spatial index, whose removals are not undone.
+    pub fn restore(&mut self, back: Checkpoint) {
+        debug_assert!(self.index.is_none() && back.m >= self.m);
+        self.progress.take_back(back.m - self.m);
+        self.m = back.m;
+        self.sum = back.sum;
+        self.counts = back.counts;
+        self.n_groups = back.n_groups;
     }
 
     /// How many records a pruned search may visit before the streaming scan is cheaper: a
     /// visit gathers d values from d columns, hundreds of times the cost of a streamed
     /// record (1/512 of them), or reads one row of the compact copy's row-major values
     /// (1/64 of them).
-    fn visit_budget(&self) -> usize {
-        self.m / if self.compact.is_some() { 64 } else { 512 } + 32
+    fn visit_budget(&self, m: usize) -> usize {
+        m / if self.compact.is_some() { 64 } else { 512 } + 32
     }
 
     /// The exact algebraic score against `c` of a record (position, id), from the compact
@@ -373,7 +458,7 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// or past its visit budget (1/512 of the records, 1/64 with the compact copy).
     pub fn farthest_by_norm_order(&self, order: Option<&mut NormOrder>, reference: &[T]) -> usize {
         debug_assert!(order.is_none() || !self.ws.is_masked(), "norm pruning needs complete data");
-        let budget = self.visit_budget();
+        let budget = self.visit_budget(self.m);
         match order
             .and_then(|o| o.farthest(&self.ws, self.m, reference, budget, self.scorer(reference)))
         {
@@ -459,24 +544,25 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// ([`Prepared`]): one read of the data for two references. Its lists are long enough to
     /// stay exact after this group leaves. `find_next` sees the records before this group
     /// leaves; on a team it runs on one thread while the others start on `seed`'s scores.
+    /// When it reports a [`Mismatch`], the pass is dropped and no group is formed.
     pub fn take_group_preparing(
         &mut self,
         seed: usize,
-        find_next: impl FnOnce(&Self) -> Option<usize> + Send,
+        find_next: impl FnOnce(&Self) -> Result<Option<usize>, Mismatch> + Send,
         size: usize,
         metric: Metric,
         selection: Selection,
-    ) -> Option<Prepared> {
+    ) -> Result<Option<Prepared>, Mismatch> {
         let reference = self.row(seed);
         // This group removes at most `size` records of `next`'s lists; its own group at most
         // `size − 1` more of the farthest list.
         let (near, ahead) = self.scan_two(
             &reference,
-            || find_next(self).filter(|&next| next != seed),
+            || find_next(self).map(|next| next.filter(|&next| next != seed)),
             metric,
             || Nearest::new(selection, size - 1, seed),
             |next| (Nearest::new(selection, 2 * size - 1, next), Ranked::farthest(2 * size, next)),
-        );
+        )?;
         let prepared = ahead.map(|(next, (near, far))| Prepared {
             seed: self.id(next),
             near: near.into_ids(),
@@ -486,7 +572,7 @@ impl<'a, T: Float> Remaining<'a, T> {
         members.push(seed);
         let label = self.new_label();
         self.remove_group(&members, None, label);
-        prepared
+        Ok(prepared)
     }
 
     /// Forms a prepared group of `size` records (its seed must be unassigned) and returns
@@ -608,6 +694,15 @@ impl<'a, T: Float> Remaining<'a, T> {
         debug_assert_eq!(self.m, 0);
         Partition::new_unchecked(self.labels, self.n_groups as usize)
     }
+}
+
+/// How a pass over two references splits among threads ([`Remaining::pass`]).
+#[derive(Clone, Copy)]
+enum Shape<'o> {
+    /// Every chunk scored against both references in one read of the data.
+    Fused,
+    /// One part per reference; the second part opens as the function says.
+    ByReference(&'o (dyn Fn() -> Opening + Sync)),
 }
 
 /// The second reference of a pass over the compact copy, found while the first is scanned:
