@@ -147,9 +147,10 @@ impl Exec {
     /// The last part may start late: its chunks are claimed only after `last_ready()` has
     /// said what it is ([`Opening`]: the `len` records, none, or an abort of the whole
     /// pass, after which no slot claims another chunk and the caller discards the result).
-    /// A slot whose own part is the last calls it first, while the others start on theirs,
-    /// and a slot that runs out of work calls it too; every call must give the same answer
-    /// (waiting for the first where that one does work, as a `LazyLock` does).
+    /// The first slot whose own part is the last calls it first, while the others start on
+    /// their parts (or help with the first ones while the last is closed), and a slot that
+    /// runs out of work calls it too; every call must give the same answer (waiting for the
+    /// first where that one does work, as a `LazyLock` does).
     #[allow(clippy::too_many_arguments)]
     pub fn map_parts<V, R: Send>(
         self,
@@ -168,7 +169,9 @@ impl Exec {
         let open_last = || claims.open(last_ready(), len);
         let slot = |s: usize| {
             let mut visitors: Vec<Option<V>> = (0..parts).map(|_| None).collect();
-            let mut opened = s % parts == parts - 1;
+            // One slot answers for the last part; the others that own it help elsewhere
+            // until it opens instead of waiting for the answer (with many threads).
+            let mut opened = s == parts - 1;
             if opened {
                 open_last();
             }
