@@ -85,9 +85,11 @@ pub struct CompactCopy<T> {
 
 impl<T: Float> CompactCopy<T> {
     /// Quantizes every record of `ws` (complete data) in its current position order, one
-    /// attribute per task where `exec` allows. The copies are written on this thread: they
-    /// are fresh memory, and two threads faulting its pages in at once took 20–24 ms
-    /// instead of 3 ms for the rows at 200 000 × 15 (a VM, the first run of a process).
+    /// attribute per task where `exec` allows, then writes the rows and the interleaved codes
+    /// in parallel chunks there too. (Session 10 wrote them on one thread: two threads
+    /// faulting fresh pages in at once then took 20–24 ms instead of 3 ms for the rows on a
+    /// VM. At 200 000 × 15 on 2 threads today, the copy takes 6.5–8.8 ms this way against
+    /// 9.4–18.7 ms on one thread, first runs of a process included.)
     pub fn new(ws: &WorkingSet<T>, exec: Exec) -> Self {
         let (n, d) = (ws.n(), ws.d());
         let columns: Vec<Quantized> = if exec.is_parallel() {
@@ -103,7 +105,11 @@ impl<T: Float> CompactCopy<T> {
             }
             row[d] = ws.half_norms()[p];
         };
-        rows.chunks_mut(d + 1).enumerate().for_each(fill);
+        if exec.is_parallel() {
+            rows.par_chunks_mut(d + 1).enumerate().for_each(fill);
+        } else {
+            rows.chunks_mut(d + 1).enumerate().for_each(fill);
+        }
         let pairs = d.div_ceil(2);
         let mut q = vec![0i8; n.div_ceil(BLOCK_RECORDS) * pairs * PAIR_BYTES];
         // Block by block (each one cache line or two of codes).
@@ -115,7 +121,11 @@ impl<T: Float> CompactCopy<T> {
                 }
             }
         };
-        q.chunks_mut(pairs * PAIR_BYTES).enumerate().for_each(interleave);
+        if exec.is_parallel() {
+            q.par_chunks_mut(pairs * PAIR_BYTES).enumerate().for_each(interleave);
+        } else {
+            q.chunks_mut(pairs * PAIR_BYTES).enumerate().for_each(interleave);
+        }
         CompactCopy {
             d,
             pairs,

@@ -79,7 +79,7 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// All records of `ws`, none assigned.
     pub fn new(ws: WorkingSet<T>, exec: Exec, progress: &'a Progress) -> Self {
         let n = ws.n();
-        let (sum, counts) = (ws.prefix_sums(n), ws.prefix_counts(n));
+        let (sum, counts) = (ws.column_sums(n, exec), ws.prefix_counts(n));
         Remaining {
             ws,
             m: n,
