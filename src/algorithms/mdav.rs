@@ -136,9 +136,14 @@ pub fn mdav<T: Float>(
         while rest.len() >= 3 * k {
             // P's group: the prepared one, taken on trust while its seed is unassigned (Q's
             // pass checks that the seed search names it before anything of the pass is
-            // kept: the search leaves the serial path between passes), else searched.
-            let trusted = prepared.take().filter(|a| rest.position_of(a.seed) < rest.len());
-            let trusted = trusted.map(|ahead| {
+            // kept: the search leaves the serial path between passes), else searched. Not
+            // while the search backs off: the check could not confirm it, and the round
+            // then scans for the seed and still uses the prepared group if it is the one.
+            let trust = prepared.as_ref().is_some_and(|a| {
+                rest.position_of(a.seed) < rest.len()
+                    && order.as_ref().is_some_and(|o| !o.backing_off())
+            });
+            let trusted = prepared.take_if(|_| trust).map(|ahead| {
                 let (c, back) = (rest.centroid(opts.centroid_by_subtraction), rest.checkpoint());
                 (ahead.seed, c, back, rest.take_prepared(&ahead, k))
             });
@@ -153,7 +158,10 @@ pub fn mdav<T: Float>(
                 None => {
                     let p = extreme(&rest, order.as_mut());
                     let p_row = rest.row(p);
-                    let q = rest.take_group(p, k, metric, selection, opts.distance_reuse);
+                    let q = match prepared.take() {
+                        Some(ahead) if ahead.seed == rest.id(p) => rest.take_prepared(&ahead, k),
+                        _ => rest.take_group(p, k, metric, selection, opts.distance_reuse),
+                    };
                     (q.unwrap_or_else(|| rest.farthest_from(&p_row, metric)), None)
                 }
             };

@@ -101,6 +101,11 @@ impl NormOrder {
         found
     }
 
+    /// Whether [`Self::farthest`] is backing off (its next call answers `None` at once).
+    pub fn backing_off(&self) -> bool {
+        self.skip > 0
+    }
+
     /// [`Self::farthest`] without the back-off: one search, `None` past the budget; a
     /// visited record is scored by `score(position, id)`, which must equal
     /// `ws.algebraic_score(position, c)` bit for bit (e.g. from a row-major copy).
