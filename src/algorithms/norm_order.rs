@@ -91,6 +91,37 @@ impl NormOrder {
             self.skip -= 1;
             return None;
         }
+        self.search_backing_off(ws, m, c, budget, score)
+    }
+
+    /// [`Self::farthest`] for a guess that may be left out (exact MDAV's next seed): `None`
+    /// at once while backing off, without using up one of the skipped searches, and a
+    /// guess that gives up backs off too. Without it, on data where the bound does not bite
+    /// every round's guess spent its whole budget of visits: log-normal 100 000 × 9, k = 5,
+    /// one thread, 2.5 s against 1.6 s with `norm_pruning` off.
+    pub fn guess<T: Float>(
+        &mut self,
+        ws: &WorkingSet<T>,
+        m: usize,
+        c: &[T],
+        budget: usize,
+        score: impl Fn(usize, u32) -> T,
+    ) -> Option<Option<Pick<T>>> {
+        if self.skip > 0 {
+            return None;
+        }
+        self.search_backing_off(ws, m, c, budget, score)
+    }
+
+    /// One search; giving up starts (or doubles) the back-off, a success ends it.
+    fn search_backing_off<T: Float>(
+        &mut self,
+        ws: &WorkingSet<T>,
+        m: usize,
+        c: &[T],
+        budget: usize,
+        score: impl Fn(usize, u32) -> T,
+    ) -> Option<Option<Pick<T>>> {
         let found = self.search(ws, m, c, budget, score);
         if found.is_none() {
             self.backoff = (2 * self.backoff).clamp(1, 1024);

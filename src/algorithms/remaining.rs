@@ -390,7 +390,7 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// the next round's seed.
     pub fn guess_farthest_from_centroid(&self, c: &[T], order: &mut NormOrder) -> Option<usize> {
         order
-            .search(&self.ws, self.m, c, self.visit_budget(self.m), self.scorer(c))
+            .guess(&self.ws, self.m, c, self.visit_budget(self.m), self.scorer(c))
             .flatten()
             .map(|p| p.pos)
     }
