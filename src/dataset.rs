@@ -391,6 +391,19 @@ impl<T: Float> WorkingSet<T> {
         self.positions[self.ids[b] as usize] = b as u32;
     }
 
+    /// Writes every position's attribute values from its record's row (`row(id)`, d
+    /// values): after [`Self::swap_keys`] left them stale, [`Self::swap`], [`Self::row`]
+    /// and the scores describe the positions again.
+    pub fn place_rows<'r>(&mut self, row: impl Fn(u32) -> &'r [T])
+    where
+        T: 'r,
+    {
+        let ids = &self.ids;
+        for (j, c) in self.cols.chunks_exact_mut(self.n).enumerate() {
+            c.iter_mut().zip(ids).for_each(|(v, &id)| *v = row(id)[j]);
+        }
+    }
+
     /// All records as f64 rows (row-major, n × d), indexed by original id: the layout the
     /// algorithms that access records at random (MD, MHM paths, ONA, Mondrian) work on.
     /// Missing cells are NaN.
