@@ -607,7 +607,7 @@ pub struct SortedNearest<T> {
 }
 
 impl<T: Float> SortedNearest<T> {
-    /// Collects every record but the excluded ones; [`Self::into_positions`] sorts them all.
+    /// Collects every record but the excluded ones; [`Nearest::into_positions`] sorts them all.
     pub fn new(count: usize, exclude: impl Into<Exclude>) -> Self {
         SortedNearest { count, exclude: exclude.into(), keys: Vec::new() }
     }

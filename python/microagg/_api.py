@@ -205,7 +205,9 @@ def microaggregate(
         from 20 000 records where the k-d tree is not used) makes each pass read an int8
         copy of the records (a quarter of the bytes of float32) and re-check the few
         records that could be selected with the exact scores: the same partition, 2-3x
-        faster in high dimension. ``"mdav-star"``, ``"mdav-star-plus"``: ``spatial_index``
+        faster in high dimension. A run drops the copy when it re-checks more than one
+        record in 64 (heavy-tailed or well-separated data, where the int8 steps are coarse)
+        and goes on with the exact scans. ``"mdav-star"``, ``"mdav-star-plus"``: ``spatial_index``
         and ``compact_scan`` likewise (same rules, same partition). ``"md"``: ``spatial_index`` likewise (same
         partition; automatic: on for 2 attributes from 2 000 records, 3 from 10 000).
 
