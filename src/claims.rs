@@ -21,7 +21,7 @@
 //! left, and 1.0 µs below 20 000; with guided claims 0.08 and 0.13 µs). The first claims are
 //! large: each claim costs an atomic and a visitor's restart.
 //!
-//! The last part starts closed, with no chunks, until [`Claims::open_last`]: the reference
+//! The last part starts closed, with no chunks, until [`Claims::open`]: the reference
 //! it scores may still be being computed while the threads scan the other parts (exact MDAV
 //! finds its next round's guessed seed meanwhile).
 
@@ -65,7 +65,7 @@ pub struct Claims {
 
 impl Claims {
     /// `len` records (`< 2³² − 1`) in each of `parts` parts, none claimed, for `threads`
-    /// threads; the last part is closed until [`Self::open_last`].
+    /// threads; the last part is closed until [`Self::open`].
     pub fn new(parts: usize, len: usize, threads: usize) -> Self {
         let open = u64::from(records(len)) << 32;
         let state = |p: usize| if p + 1 == parts { CLOSED } else { open };
@@ -90,7 +90,7 @@ impl Claims {
 
     /// Gives the last part `len` records (as many as the others, or none) if it is still
     /// closed; once opened, later calls change nothing.
-    pub fn open_last(&self, len: usize) {
+    fn open_last(&self, len: usize) {
         let last = &self.parts.last().expect("a part").0;
         let opened = u64::from(records(len)) << 32;
         // Only the first call finds it closed; the others fail and leave it as it is.

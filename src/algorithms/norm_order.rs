@@ -91,7 +91,14 @@ impl NormOrder {
             self.skip -= 1;
             return None;
         }
-        self.search_backing_off(ws, m, c, budget, score)
+        let found = self.search(ws, m, c, budget, score);
+        if found.is_none() {
+            self.backoff = (2 * self.backoff).clamp(1, 1024);
+            self.skip = self.backoff;
+        } else {
+            self.backoff = 0;
+        }
+        found
     }
 
     /// [`Self::farthest`] for a guess that may be left out (exact MDAV's next seed): `None`
@@ -107,29 +114,11 @@ impl NormOrder {
         budget: usize,
         score: impl Fn(usize, u32) -> T,
     ) -> Option<Option<Pick<T>>> {
-        if self.skip > 0 {
+        // Not backing off: `farthest` searches, without a skipped search to use up.
+        if self.backing_off() {
             return None;
         }
-        self.search_backing_off(ws, m, c, budget, score)
-    }
-
-    /// One search; giving up starts (or doubles) the back-off, a success ends it.
-    fn search_backing_off<T: Float>(
-        &mut self,
-        ws: &WorkingSet<T>,
-        m: usize,
-        c: &[T],
-        budget: usize,
-        score: impl Fn(usize, u32) -> T,
-    ) -> Option<Option<Pick<T>>> {
-        let found = self.search(ws, m, c, budget, score);
-        if found.is_none() {
-            self.backoff = (2 * self.backoff).clamp(1, 1024);
-            self.skip = self.backoff;
-        } else {
-            self.backoff = 0;
-        }
-        found
+        self.farthest(ws, m, c, budget, score)
     }
 
     /// Whether [`Self::farthest`] is backing off (its next call answers `None` at once).

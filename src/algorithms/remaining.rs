@@ -275,19 +275,10 @@ impl<'a, T: Float> Remaining<'a, T> {
         self.scanned.fetch_add(self.m, Ordering::Relaxed);
         let qa = copy.query(a);
         let band_a = make_a().bands(qa.margin());
-        // Found (and quantized) by the first thread that needs it; first, on this thread,
+        // Found (and quantized) by the first thread that needs it; at once, on this thread,
         // when the pass is not split (a mismatch then costs no scan).
-        let mut find_b = Some(find_b);
-        let early = match self.exec.splits_parts(self.m) {
-            false => Some(find_b.take().expect("not run yet")()?),
-            true => None,
-        };
         let second = LazyLock::new(|| {
-            let found = match early {
-                Some(found) => Ok(found),
-                None => find_b.expect("run once")(),
-            };
-            found.map(|found| {
+            find_b().map(|found| {
                 found.map(|pos| {
                     let row = self.row(pos);
                     let query = copy.query(&row);
@@ -296,6 +287,9 @@ impl<'a, T: Float> Remaining<'a, T> {
                 })
             })
         });
+        if !self.exec.splits_parts(self.m) {
+            LazyLock::force(&second).as_ref().map_err(|&mismatch| mismatch)?;
+        }
         let found = || LazyLock::force(&second).as_ref().ok().and_then(Option::as_ref);
         let ids = self.ws.ids();
         // Every candidate's row is requested before any is scored: the rows are spread
