@@ -391,16 +391,21 @@ impl<T: Float> WorkingSet<T> {
         self.positions[self.ids[b] as usize] = b as u32;
     }
 
-    /// Writes every position's attribute values from its record's row (`row(id)`, d
-    /// values): after [`Self::swap_keys`] left them stale, [`Self::swap`], [`Self::row`]
-    /// and the scores describe the positions again.
-    pub fn place_rows<'r>(&mut self, row: impl Fn(u32) -> &'r [T])
+    /// Writes the attribute values of positions `0..len` from their records' rows
+    /// (`row(id)`, d values): after [`Self::swap_keys`] left them stale, [`Self::swap`],
+    /// [`Self::row`] and the scores describe those positions again. Positions from `len`
+    /// on keep stale values: exact MDAV puts back only its unassigned prefix, record by
+    /// record (one scattered row read each, instead of d passes of scattered reads over
+    /// all n records: 200 000 × 15 f64 took 13 ms that way).
+    pub fn place_rows<'r>(&mut self, len: usize, row: impl Fn(u32) -> &'r [T])
     where
         T: 'r,
     {
-        let ids = &self.ids;
-        for (j, c) in self.cols.chunks_exact_mut(self.n).enumerate() {
-            c.iter_mut().zip(ids).for_each(|(v, &id)| *v = row(id)[j]);
+        debug_assert!(len <= self.n);
+        for (p, &id) in self.ids[..len].iter().enumerate() {
+            for (j, &v) in row(id)[..self.d].iter().enumerate() {
+                self.cols[j * self.n + p] = v;
+            }
         }
     }
 
@@ -504,6 +509,26 @@ mod tests {
         assert_eq!(row, [true, false, true]);
         let by_id = ws.rows_by_id();
         assert!(by_id[1].is_nan() && by_id[2].is_nan() && by_id[8].is_nan() && by_id[0] == -1.0);
+    }
+
+    #[test]
+    fn placed_rows_follow_the_keys_swapped_over_them() {
+        // Keys swapped without the values (as exact MDAV's compact copy does), then the
+        // prefix's values put back from rows by id: the prefix reads as if swapped fully.
+        let x = array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]];
+        let s = Scaling::fit(x.view(), false);
+        let (mut keys_only, mut full) =
+            (WorkingSet::<f64>::new(x.view(), &s).unwrap(), WorkingSet::new(x.view(), &s).unwrap());
+        let by_id = full.rows_by_id();
+        for (a, b) in [(0, 3), (1, 3), (2, 0)] {
+            keys_only.swap_keys(a, b);
+            full.swap(a, b);
+        }
+        keys_only.place_rows(3, |id| &by_id[id as usize * 2..id as usize * 2 + 2]);
+        for p in 0..3 {
+            assert_eq!(keys_only.row(p), full.row(p), "position {p}");
+        }
+        assert_eq!(keys_only.ids(), full.ids());
     }
 
     #[test]
