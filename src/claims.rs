@@ -19,7 +19,8 @@
 //! f32, 2 threads: with fixed chunks of 4 096 records, 2.3 µs of scanning, the thread that
 //! left a pass last did so 0.9 µs after the mean of the two at 20 000 to 100 000 records
 //! left, and 1.0 µs below 20 000; with guided claims 0.08 and 0.13 µs). The first claims are
-//! large: each claim costs an atomic and a visitor's restart.
+//! large (each claim costs an atomic and a visitor's restart), except while the last part
+//! is closed: an abort can come then, and nobody should be deep in a long chunk.
 //!
 //! The last part starts closed, with no chunks, until [`Claims::open`]: the reference
 //! it scores may still be being computed while the threads scan the other parts (exact MDAV
@@ -34,6 +35,13 @@ const CHUNK: usize = 16_384;
 /// Smallest claim (except a part's last records), and the unit of every claim's size: a
 /// multiple of 64, so that chunks start on kernel blocks.
 const CHUNK_MIN: usize = 512;
+
+/// Largest claim while the last part is still closed: about 1 µs of scanning, the time
+/// the thread that opens it takes to find its reference or to find the whole pass
+/// pointless ([`Opening::Abort`]). A thread that claimed a whole [`CHUNK`] before an abort
+/// scanned it for nothing while the pass waited (at 200 000 × 15 on 2 threads, about 5%
+/// of exact MDAV's passes abort).
+const CHUNK_UNOPENED: usize = 2048;
 
 /// The unclaimed records `front..back` of one part (front in the low 32 bits), alone on its
 /// cache line so that threads on different parts do not contend.
@@ -109,16 +117,19 @@ impl Claims {
     }
 
     /// Claims a chunk at the front (or back) of `part`, if it has records left: 1/share of
-    /// them, a multiple of [`CHUNK_MIN`] between that and [`CHUNK`] (or all that is left).
+    /// them, a multiple of [`CHUNK_MIN`] between that and [`CHUNK`] ([`CHUNK_UNOPENED`]
+    /// while the last part is closed), or all that is left.
     fn take(&self, part: usize, front: bool) -> Option<(usize, usize)> {
         let ends = &self.parts[part].0;
+        let last = &self.parts.last().expect("a part").0;
+        let most = if last.load(Ordering::Relaxed) == CLOSED { CHUNK_UNOPENED } else { CHUNK };
         let mut state = ends.load(Ordering::Relaxed);
         loop {
             let (lo, hi) = ((state & u64::from(u32::MAX)) as usize, (state >> 32) as usize);
             if lo >= hi {
                 return None;
             }
-            let size = ((hi - lo) / self.share / CHUNK_MIN * CHUNK_MIN).clamp(CHUNK_MIN, CHUNK);
+            let size = ((hi - lo) / self.share / CHUNK_MIN * CHUNK_MIN).clamp(CHUNK_MIN, most);
             // Fronts advance by whole claims from 0; backs are rounded down to a block.
             let (lo2, hi2) = if front {
                 ((lo + size).min(hi), hi)
@@ -184,6 +195,7 @@ mod tests {
         let cases = [(1, 0, 2), (100, 1, 2), (4097, 0, 2), (200_003, 0, 2), (200_003, 1, 3)];
         for (len, slot, threads) in cases {
             let claims = Claims::new(2, len, threads);
+            claims.open_last(0);
             // Slot 0 claims part 0 from the front, slot 1 from the back.
             let chunks: Vec<_> = std::iter::from_fn(|| claims.next(slot)).collect();
             let mut left = len;
@@ -200,6 +212,18 @@ mod tests {
             let last = chunks.last().expect("a chunk");
             assert!(last.2 - last.1 <= CHUNK_MIN);
         }
+    }
+
+    #[test]
+    fn claims_stay_short_until_the_last_part_opens() {
+        // An abort may come at any time before the last part opens: nobody should be
+        // scanning a long chunk then.
+        let claims = Claims::new(2, 200_000, 2);
+        let before: Vec<_> = (0..3).map(|_| claims.next(0).expect("records left")).collect();
+        assert!(before.iter().all(|c| c.2 - c.1 == CHUNK_UNOPENED), "{before:?}");
+        claims.open_last(200_000);
+        let after = claims.next(0).expect("records left");
+        assert_eq!((after.1, after.2 - after.1), (3 * CHUNK_UNOPENED, CHUNK));
     }
 
     #[test]
