@@ -9,8 +9,7 @@
 //! the remaining records stays near the origin, so only a thin shell of large-norm records
 //! is visited instead of the whole data set. This is microagg's addition to F-MDAV.
 //!
-//! Assigned records are dropped lazily: each search compacts the part of the order it
-//! visited, so the total bookkeeping is O(n) plus the records actually scored. Visiting a
+//! Assigned records are dropped lazily, when a search looks at them. Visiting a
 //! record is a gather over d columns, far slower than a streaming pass, so a search gives
 //! up after a budget of visits (the caller then scans): on data whose remaining centroid
 //! drifts away from the origin the bound stops biting, and the stream is the faster way.
@@ -22,6 +21,14 @@
 //! (widened by the rounding margin) stays below the best score is skipped without being
 //! scored. Only the few records near the top are scored again, and the result is still
 //! the full scan's.
+//!
+//! The visited records are kept in blocks of at most 64, by decreasing norm, each
+//! with the largest bound of its records and the sum of the point's moves since they were
+//! last moved (at least the distance, by the triangle inequality). A search moves and looks
+//! at the records of a block only when the block's bound could reach the best score: where
+//! the norm bound bites late, tens of thousands of records stay visited, and moving every
+//! one at every search took half the time of a run (log-normal 200 000 × 9, k = 5, f64,
+//! one thread: 8.2 → 3.5 s).
 
 use crate::dataset::WorkingSet;
 use crate::float::Float;
@@ -29,19 +36,22 @@ use crate::kernels::Pick;
 use crate::parallel::Exec;
 use rayon::slice::ParallelSliceMut;
 
-/// How many kept records ahead a search asks the caches for their positions.
-const AHEAD: usize = 8;
+/// How many visited records share one block of kept bounds at most: a search looks at a
+/// block's bound first, and at its records only when one of them could win.
+const BLOCK: usize = 64;
 
-/// Original ids with their ½‖x‖², sorted by decreasing norm, with assigned ones removed
-/// lazily, and bounds of the scores of the records visited last.
+/// Original ids with their ½‖x‖², sorted by decreasing norm, and bounds of the scores of
+/// the records visited so far, in blocks.
 #[derive(Debug, Clone)]
 pub struct NormOrder {
     /// (½‖x‖² as f64, id): a search reads its bounds in order, without a gather.
     entries: Vec<(f64, u32)>,
-    head: usize,
-    /// Upper bounds of the exact scores at `at` of `entries[head..head + upper.len()]`
-    /// (the records visited by the searches so far, unassigned then).
-    upper: Vec<f64>,
+    /// The entries before this one were visited: the unassigned ones are in `known`.
+    walked: usize,
+    /// Visited records, unassigned when last looked at, by decreasing norm; the blocks
+    /// hold those still in use (a record left behind by its block is never read again).
+    known: Vec<Known>,
+    blocks: Vec<Block>,
     /// The point of the last search, as f64.
     at: Vec<f64>,
     /// Searches still to skip after giving up (exponential back-off).
@@ -49,16 +59,30 @@ pub struct NormOrder {
     backoff: usize,
 }
 
-/// A record of the order met by a search: ½‖x‖², id, position, an upper bound of its
-/// exact score at the searched point, and ‖x‖ (rounded up).
-#[derive(Clone, Copy)]
-struct Met {
+/// A visited record: ½‖x‖², ‖x‖ (rounded up), an upper bound of its exact score at the
+/// point its block's bounds were last moved to, and its id.
+#[derive(Debug, Clone, Copy)]
+struct Known {
     hx: f64,
-    id: u32,
-    pos: usize,
-    upper: f64,
     norm: f64,
+    upper: f64,
+    id: u32,
 }
+
+/// The known records `start..start + len` (by decreasing norm), the largest of their
+/// bounds, and how far the searched point has moved since those bounds were moved: a sum
+/// of the moves, at least the distance (triangle inequality), so a record's bound at the
+/// current point is at most `upper + norm · pending`.
+#[derive(Debug, Clone, Copy)]
+struct Block {
+    start: usize,
+    len: usize,
+    max_upper: f64,
+    pending: f64,
+}
+
+/// A dead record's bound (assigned when its block last looked).
+const DEAD: f64 = f64::NEG_INFINITY;
 
 impl NormOrder {
     /// The order of every record of `ws` (O(n log n); a parallel sort where `exec` allows).
@@ -71,7 +95,8 @@ impl NormOrder {
         } else {
             entries.sort_unstable_by(by_norm);
         }
-        NormOrder { entries, head: 0, upper: Vec::new(), at: Vec::new(), skip: 0, backoff: 0 }
+        let (known, blocks, at) = (Vec::new(), Vec::new(), Vec::new());
+        NormOrder { entries, walked: 0, known, blocks, at, skip: 0, backoff: 0 }
     }
 
     /// The unassigned record (position `< m`) with the largest ½‖x‖² − ⟨x, c⟩, ties to the
@@ -150,59 +175,81 @@ impl NormOrder {
         };
         let x_norm = |hx: f64| (2.0 * hx.max(0.0)).sqrt() * (1.0 + delta);
         // |computed score − exact score| ≤ delta·(|½‖x‖²| + ‖x‖·‖c‖).
-        let error = |r: &Met| delta * (r.hx.abs() + r.norm * c_norm) + f64::MIN_POSITIVE;
-        // Scores a record and tightens its bound to the score.
-        let scored = |r: &mut Met| {
-            let pick = Pick { score: score(r.pos, r.id), id: r.id, pos: r.pos };
-            r.upper = pick.score.as_f64() + error(r);
-            pick
+        let error = |hx: f64, norm: f64| delta * (hx.abs() + norm * c_norm) + f64::MIN_POSITIVE;
+        // Cannot reach the best score (or tie it): the bound, with the rounding of both
+        // scores, is below it.
+        let below = |bound: f64, error: f64, best: Option<Pick<T>>| {
+            best.is_some_and(|b| {
+                let b = b.score.as_f64();
+                bound + error + delta * b.abs() < b
+            })
         };
-        // The records with kept bounds, still unassigned, their bounds moved to c.
-        let known_end = self.head + self.upper.len();
-        let mut met: Vec<Met> = Vec::with_capacity(self.upper.len() + 64);
-        let known = &self.entries[self.head..known_end];
-        for (i, (&(hx, id), &upper)) in known.iter().zip(&self.upper).enumerate() {
-            if let Some(&(_, ahead)) = known.get(i + AHEAD) {
-                ws.prefetch_position(ahead);
-            }
-            let pos = ws.position_of(id);
-            if pos < m {
-                let norm = x_norm(hx);
-                met.push(Met { hx, id, pos, upper: upper + norm * shift, norm });
+        // Every block's bounds move with the point; the most promising block opens first.
+        let mut top = None;
+        let mut top_bound = f64::NEG_INFINITY;
+        for (j, b) in self.blocks.iter_mut().enumerate() {
+            b.pending += shift;
+            let bound = b.max_upper + self.known[b.start].norm * b.pending;
+            if top.is_none() || bound > top_bound {
+                (top, top_bound) = (Some(j), bound);
             }
         }
         let mut visits = 0;
         let mut best: Option<Pick<T>> = None;
-        // The most promising record first: most others then fall below its score.
-        let top = (0..met.len()).max_by(|&a, &b| met[a].upper.total_cmp(&met[b].upper));
-        if let Some(top) = top {
-            (best, visits) = (Some(scored(&mut met[top])), 1);
-        }
-        // Cannot reach the best score (or tie it): its bound, with the rounding of both
-        // scores, is below it.
-        let below = |r: &Met, best: Option<Pick<T>>| {
-            best.is_some_and(|b| {
-                let b = b.score.as_f64();
-                r.upper + error(r) + delta * b.abs() < b
-            })
-        };
         let mut gave_up = false;
-        for (i, r) in met.iter_mut().enumerate() {
-            if Some(i) == top || below(r, best) {
+        let others = (0..self.blocks.len()).filter(|&j| Some(j) != top);
+        for j in top.into_iter().chain(others) {
+            let b = self.blocks[j];
+            let first = self.known[b.start];
+            if gave_up
+                || below(b.max_upper + first.norm * b.pending, error(first.hx, first.norm), best)
+            {
                 continue;
             }
-            if visits >= budget {
-                gave_up = true;
-                break;
+            // Open it: its records' bounds move to c, the most promising record is scored
+            // first, then every other one that could win; the assigned ones leave.
+            let records = &mut self.known[b.start..b.start + b.len];
+            for r in records.iter_mut() {
+                r.upper += r.norm * b.pending;
+                ws.prefetch_position(r.id);
             }
-            let pick = scored(r);
-            best = Some(best.map_or(pick, |b| b.farther(pick)));
-            visits += 1;
+            let lead =
+                (0..records.len()).max_by(|&x, &y| records[x].upper.total_cmp(&records[y].upper));
+            let rest = (0..records.len()).filter(|&i| Some(i) != lead);
+            for i in lead.into_iter().chain(rest) {
+                let r = &mut records[i];
+                if gave_up || below(r.upper, error(r.hx, r.norm), best) {
+                    continue;
+                }
+                let pos = ws.position_of(r.id);
+                if pos >= m {
+                    r.upper = DEAD;
+                    continue;
+                }
+                if visits >= budget {
+                    gave_up = true;
+                    continue;
+                }
+                let pick = Pick { score: score(pos, r.id), id: r.id, pos };
+                r.upper = pick.score.as_f64() + error(r.hx, r.norm);
+                best = Some(best.map_or(pick, |q| q.farther(pick)));
+                visits += 1;
+            }
+            let mut len = 0;
+            for i in 0..records.len() {
+                if records[i].upper != DEAD {
+                    records[len] = records[i];
+                    len += 1;
+                }
+            }
+            let max_upper = records[..len].iter().fold(DEAD, |a, r| a.max(r.upper));
+            self.blocks[j] = Block { start: b.start, len, max_upper, pending: 0.0 };
         }
-        // Then the records never visited, by decreasing norm, until the norm bound stops;
-        // `end` is the first entry not walked.
-        let mut end = known_end;
-        for (i, &(hx, id)) in self.entries.iter().enumerate().skip(known_end) {
+        self.blocks.retain(|b| b.len > 0);
+        // Then the records never visited, by decreasing norm, until the norm bound stops.
+        let mut end = self.walked;
+        for i in self.walked..self.entries.len() {
+            let (hx, id) = self.entries[i];
             if gave_up {
                 break;
             }
@@ -210,30 +257,42 @@ impl NormOrder {
             if pos < m {
                 // s(x) ≤ ½‖x‖² + ‖x‖·‖c‖ for this record and every later one.
                 let norm = x_norm(hx);
-                let mut r = Met { hx, id, pos, upper: hx + norm * c_norm, norm };
-                if below(&r, best) {
+                if below(hx + norm * c_norm, error(hx, norm), best) {
                     break;
                 }
                 if visits >= budget {
                     gave_up = true;
                     break;
                 }
-                let pick = scored(&mut r);
-                best = Some(best.map_or(pick, |b| b.farther(pick)));
+                let pick = Pick { score: score(pos, id), id, pos };
+                best = Some(best.map_or(pick, |q| q.farther(pick)));
                 visits += 1;
-                met.push(r);
+                self.keep(Known { hx, norm, upper: pick.score.as_f64() + error(hx, norm), id });
             }
             end = i + 1;
         }
-        // Keep the unassigned records met, in order, right before the unvisited part.
-        self.head = end - met.len();
-        for (e, r) in self.entries[self.head..end].iter_mut().zip(&met) {
-            *e = (r.hx, r.id);
-        }
-        self.upper.clear();
-        self.upper.extend(met.iter().map(|r| r.upper));
+        self.walked = end;
         self.at = c;
         (!gave_up).then_some(best)
+    }
+
+    /// Adds a record just visited (its bound at the current point) to the last block, or to
+    /// a new one when that block is full or not at the end of `known`; the last block's
+    /// bounds are moved to the current point first.
+    fn keep(&mut self, r: Known) {
+        let end = self.known.len();
+        match self.blocks.last_mut() {
+            Some(b) if b.start + b.len == end && b.len < BLOCK => {
+                for k in &mut self.known[b.start..end] {
+                    k.upper += k.norm * b.pending;
+                }
+                let max_upper =
+                    self.known[b.start..end].iter().fold(r.upper, |a, k| a.max(k.upper));
+                (b.len, b.max_upper, b.pending) = (b.len + 1, max_upper, 0.0);
+            }
+            _ => self.blocks.push(Block { start: end, len: 1, max_upper: r.upper, pending: 0.0 }),
+        }
+        self.known.push(r);
     }
 }
 
@@ -276,6 +335,37 @@ mod tests {
                 .unwrap(),
             best
         );
+    }
+
+    #[test]
+    fn kept_bounds_in_many_blocks_follow_a_moving_point() {
+        // Heavy-tailed values and a point off the origin: the norm bound bites late, so
+        // searches keep hundreds of visited records in many blocks, most of them skipped
+        // and moved lazily. Every answer equals a full scan's.
+        use rand::SeedableRng;
+        use rand_distr::{Distribution, StandardNormal};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        let (n, d) = (3000, 3);
+        let x = Array2::from_shape_simple_fn((n, d), || {
+            let g: f64 = StandardNormal.sample(&mut rng);
+            (1.5 * g).exp()
+        });
+        let mut ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
+        let mut order = NormOrder::new(&ws, Exec::SEQUENTIAL);
+        let (mut m, mut most_blocks) = (n, 0);
+        for t in 0..1400 {
+            let c: Vec<f64> = (0..d).map(|j| 0.3 + 0.002 * (t as f64) * (j as f64 - 1.0)).collect();
+            let full: Farthest<f64> =
+                kernels::scan(Exec::SEQUENTIAL, &ws, m, &c, Metric::Algebraic, Farthest::default);
+            let found = order.search(&ws, m, &c, usize::MAX, |p, _| ws.algebraic_score(p, &c));
+            assert_eq!(found, Some(full.0), "search {t}");
+            most_blocks = most_blocks.max(order.blocks.len());
+            // Remove the farthest record and one from the middle, as groups do.
+            ws.swap(full.0.expect("records left").pos, m - 1);
+            ws.swap(m / 2, m - 2);
+            m -= 2;
+        }
+        assert!(most_blocks >= 8, "only {most_blocks} blocks: the test misses its point");
     }
 
     proptest! {
