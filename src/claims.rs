@@ -26,7 +26,7 @@
 //! it scores may still be being computed while the threads scan the other parts (exact MDAV
 //! finds its next round's guessed seed meanwhile).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Largest claim: about 10 µs of scanning. At 200 000 × 15 on 2 threads, passes ran 1–2%
 /// faster than with claims of at most 4 096 records, and no faster with 32 768 or 65 536.
@@ -69,6 +69,8 @@ pub struct Claims {
     parts: Vec<Ends>,
     /// A claim takes what is left of its part divided by this: 2·threads.
     share: usize,
+    /// Whether the pass was aborted ([`Opening::Abort`]).
+    aborted: AtomicBool,
 }
 
 impl Claims {
@@ -78,7 +80,7 @@ impl Claims {
         let open = u64::from(records(len)) << 32;
         let state = |p: usize| if p + 1 == parts { CLOSED } else { open };
         let parts = (0..parts).map(|p| Ends(AtomicU64::new(state(p)))).collect();
-        Claims { parts, share: 2 * threads.max(1) }
+        Claims { parts, share: 2 * threads.max(1), aborted: AtomicBool::new(false) }
     }
 
     /// Opens the last part as `opening` says (`len` records for [`Opening::Records`]), or
@@ -89,6 +91,7 @@ impl Claims {
             Opening::Records => self.open_last(len),
             Opening::Empty => self.open_last(0),
             Opening::Abort => {
+                self.aborted.store(true, Ordering::Relaxed);
                 // Front = back = 0: every claim from now on finds nothing (a claim racing
                 // this store fails its exchange, reloads and finds nothing either).
                 self.parts.iter().for_each(|p| p.0.store(0, Ordering::Relaxed));
@@ -103,6 +106,12 @@ impl Claims {
         let opened = u64::from(records(len)) << 32;
         // Only the first call finds it closed; the others fail and leave it as it is.
         let _ = last.compare_exchange(CLOSED, opened, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// Whether [`Self::open`] was told to abort the pass (seen by every slot once its
+    /// claims run out, since the abort also empties every part).
+    pub fn aborted(&self) -> bool {
+        self.aborted.load(Ordering::Relaxed)
     }
 
     /// The next chunk `(part, lo, hi)` for slot `slot`: from the front of its own part, else
@@ -174,7 +183,9 @@ mod tests {
     fn an_aborted_pass_hands_out_nothing_more() {
         let claims = Claims::new(2, 100_000, 2);
         assert!(claims.next(0).is_some(), "part 0 is open");
+        assert!(!claims.aborted());
         claims.open(Opening::Abort, 100_000);
+        assert!(claims.aborted());
         assert_eq!(claims.next(0), None);
         assert_eq!(claims.next(1), None);
         claims.open(Opening::Records, 100_000);
