@@ -146,7 +146,8 @@ impl Exec {
     ///
     /// The last part may start late: its chunks are claimed only after `last_ready()` has
     /// said what it is ([`Opening`]: the `len` records, none, or an abort of the whole
-    /// pass, after which no slot claims another chunk and the caller discards the result).
+    /// pass, after which no slot claims another chunk or finishes a visitor that saw records,
+    /// and the caller discards the result).
     /// The first slot whose own part is the last calls it first, while the others start on
     /// their parts (or help with the first ones while the last is closed), and a slot that
     /// runs out of work calls it too; every call must give the same answer (waiting for the
