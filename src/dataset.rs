@@ -391,21 +391,18 @@ impl<T: Float> WorkingSet<T> {
         self.positions[self.ids[b] as usize] = b as u32;
     }
 
-    /// Writes the attribute values of positions `0..len` from their records' rows
-    /// (`row(id)`, d values): after [`Self::swap_keys`] left them stale, [`Self::swap`],
-    /// [`Self::row`] and the scores describe those positions again. Positions from `len`
-    /// on keep stale values: exact MDAV puts back only its unassigned prefix, record by
-    /// record (one scattered row read each, instead of d passes of scattered reads over
-    /// all n records: 200 000 × 15 f64 took 13 ms that way).
-    pub fn place_rows<'r>(&mut self, len: usize, row: impl Fn(u32) -> &'r [T])
+    /// Writes every position's attribute values from its record's row (`row(id)`, d
+    /// values): after [`Self::swap_keys`] left them stale, [`Self::swap`], [`Self::row`]
+    /// and the scores describe the positions again. Every position, not only the
+    /// unassigned ones: exact MDAV may put back a group that left since its last checkpoint
+    /// (`Remaining::restore`).
+    pub fn place_rows<'r>(&mut self, row: impl Fn(u32) -> &'r [T])
     where
         T: 'r,
     {
-        debug_assert!(len <= self.n);
-        for (p, &id) in self.ids[..len].iter().enumerate() {
-            for (j, &v) in row(id)[..self.d].iter().enumerate() {
-                self.cols[j * self.n + p] = v;
-            }
+        let ids = &self.ids;
+        for (j, c) in self.cols.chunks_exact_mut(self.n).enumerate() {
+            c.iter_mut().zip(ids).for_each(|(v, &id)| *v = row(id)[j]);
         }
     }
 
@@ -514,7 +511,7 @@ mod tests {
     #[test]
     fn placed_rows_follow_the_keys_swapped_over_them() {
         // Keys swapped without the values (as exact MDAV's compact copy does), then the
-        // prefix's values put back from rows by id: the prefix reads as if swapped fully.
+        // values put back from rows by id: every position reads as if swapped fully.
         let x = array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]];
         let s = Scaling::fit(x.view(), false);
         let (mut keys_only, mut full) =
@@ -524,8 +521,8 @@ mod tests {
             keys_only.swap_keys(a, b);
             full.swap(a, b);
         }
-        keys_only.place_rows(3, |id| &by_id[id as usize * 2..id as usize * 2 + 2]);
-        for p in 0..3 {
+        keys_only.place_rows(|id| &by_id[id as usize * 2..id as usize * 2 + 2]);
+        for p in 0..4 {
             assert_eq!(keys_only.row(p), full.row(p), "position {p}");
         }
         assert_eq!(keys_only.ids(), full.ids());

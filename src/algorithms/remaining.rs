@@ -160,7 +160,7 @@ impl<'a, T: Float> Remaining<'a, T> {
         *self.scanned.get_mut() = 0;
         if rechecked * RECHECK_LIMIT > scanned {
             let copy = self.compact.take().expect("checked above");
-            self.ws.place_rows(self.m, |id| copy.row(id));
+            self.ws.place_rows(|id| copy.row(id));
         }
     }
 
