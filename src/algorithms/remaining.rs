@@ -159,7 +159,15 @@ impl<'a, T: Float> Remaining<'a, T> {
         let rechecked = std::mem::take(self.rechecked.get_mut());
         *self.scanned.get_mut() = 0;
         if rechecked * RECHECK_LIMIT > scanned {
-            let copy = self.compact.take().expect("checked above");
+            self.leave_compact();
+        }
+    }
+
+    /// Drops the compact copy, putting the working set's values back at their positions
+    /// first (all of them: a group that left since a checkpoint may come back, see
+    /// [`Self::restore`]).
+    fn leave_compact(&mut self) {
+        if let Some(copy) = self.compact.take() {
             self.ws.place_rows(|id| copy.row(id));
         }
     }
@@ -806,6 +814,37 @@ mod tests {
             assert_eq!(with_copy, exact, "shape {shape}");
             assert!(kept[0], "shape {shape}: the copy is scanned at first");
             assert_eq!(kept.last() == Some(&false), dropped, "shape {shape}: {kept:?}");
+        }
+    }
+
+    #[test]
+    fn a_group_put_back_after_the_copy_is_dropped_reads_its_own_values() {
+        // A group taken after a checkpoint may be put back (exact MDAV's prepared group,
+        // when the next pass's check fails); if the compact copy was dropped in between,
+        // that group's values must be in place too.
+        use crate::algorithms::test_shapes::shaped;
+        let x = shaped(3000, 9, 0, 3);
+        let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+        let progress = Progress::new();
+        let mut rest = Remaining::new(ws, Exec::SEQUENTIAL, &progress);
+        rest.use_compact_copy();
+        let rows: Vec<(u32, Vec<f64>)> =
+            (0..rest.len()).map(|q| (rest.id(q), rest.row_f64(q))).collect();
+        for _ in 0..3 {
+            let c = rest.centroid(true);
+            let p = rest.farthest_from_centroid(&c, Metric::Algebraic, None);
+            rest.take_group(p, 5, Metric::Algebraic, Selection::Partial, false);
+        }
+        let c = rest.centroid(true);
+        let p = rest.farthest_from_centroid(&c, Metric::Algebraic, None);
+        let back = rest.checkpoint();
+        rest.take_group(p, 5, Metric::Algebraic, Selection::Partial, false);
+        rest.leave_compact();
+        rest.restore(back);
+        assert!(!rest.scans_compact_copy());
+        let unassigned = rows.iter().filter(|(id, _)| rest.position_of(*id) < rest.len());
+        for (id, row) in unassigned {
+            assert_eq!(&rest.row_f64(rest.position_of(*id)), row, "record {id}");
         }
     }
 
