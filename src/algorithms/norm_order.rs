@@ -84,6 +84,17 @@ struct Block {
 /// A dead record's bound (assigned when its block last looked).
 const DEAD: f64 = f64::NEG_INFINITY;
 
+impl Block {
+    /// Moves its records' bounds to the current point (by `pending`, which drops to 0) and
+    /// recomputes `max_upper`.
+    fn settle(&mut self, known: &mut [Known]) {
+        let pending = std::mem::take(&mut self.pending);
+        let records = &mut known[self.start..self.start + self.len];
+        records.iter_mut().for_each(|r| r.upper += r.norm * pending);
+        self.max_upper = records.iter().fold(DEAD, |a, r| a.max(r.upper));
+    }
+}
+
 impl NormOrder {
     /// The order of every record of `ws` (O(n log n); a parallel sort where `exec` allows).
     pub fn new<T: Float>(ws: &WorkingSet<T>, exec: Exec) -> Self {
@@ -199,7 +210,7 @@ impl NormOrder {
         let mut gave_up = false;
         let others = (0..self.blocks.len()).filter(|&j| Some(j) != top);
         for j in top.into_iter().chain(others) {
-            let b = self.blocks[j];
+            let mut b = self.blocks[j];
             let first = self.known[b.start];
             if gave_up
                 || below(b.max_upper + first.norm * b.pending, error(first.hx, first.norm), best)
@@ -208,11 +219,9 @@ impl NormOrder {
             }
             // Open it: its records' bounds move to c, the most promising record is scored
             // first, then every other one that could win; the assigned ones leave.
+            b.settle(&mut self.known);
             let records = &mut self.known[b.start..b.start + b.len];
-            for r in records.iter_mut() {
-                r.upper += r.norm * b.pending;
-                ws.prefetch_position(r.id);
-            }
+            records.iter().for_each(|r| ws.prefetch_position(r.id));
             let lead =
                 (0..records.len()).max_by(|&x, &y| records[x].upper.total_cmp(&records[y].upper));
             let rest = (0..records.len()).filter(|&i| Some(i) != lead);
@@ -242,8 +251,9 @@ impl NormOrder {
                     len += 1;
                 }
             }
-            let max_upper = records[..len].iter().fold(DEAD, |a, r| a.max(r.upper));
-            self.blocks[j] = Block { start: b.start, len, max_upper, pending: 0.0 };
+            b.len = len;
+            b.settle(&mut self.known);
+            self.blocks[j] = b;
         }
         self.blocks.retain(|b| b.len > 0);
         // Then the records never visited, by decreasing norm, until the norm bound stops.
@@ -281,18 +291,14 @@ impl NormOrder {
     /// bounds are moved to the current point first.
     fn keep(&mut self, r: Known) {
         let end = self.known.len();
+        self.known.push(r);
         match self.blocks.last_mut() {
             Some(b) if b.start + b.len == end && b.len < BLOCK => {
-                for k in &mut self.known[b.start..end] {
-                    k.upper += k.norm * b.pending;
-                }
-                let max_upper =
-                    self.known[b.start..end].iter().fold(r.upper, |a, k| a.max(k.upper));
-                (b.len, b.max_upper, b.pending) = (b.len + 1, max_upper, 0.0);
+                b.settle(&mut self.known[..end]);
+                (b.len, b.max_upper) = (b.len + 1, b.max_upper.max(r.upper));
             }
             _ => self.blocks.push(Block { start: end, len: 1, max_upper: r.upper, pending: 0.0 }),
         }
-        self.known.push(r);
     }
 }
 
