@@ -1,7 +1,8 @@
 //! `cargo bench --bench mdav_threads [-- N D ROUNDS]`: exact MDAV (microagg's defaults,
 //! k = 10) on Gaussian N × D data (200 000 × 15 unless given; N ≥ 10) on one and two threads,
 //! alternating, best of ROUNDS (5), for f32 and f64, with the speed-up and whether the
-//! labels are the same (issue #15, goal 3). Two timings: `mdav` itself, and the whole
+//! labels are the same (issue #15, goal 3), and the time of one empty pass of a team of two
+//! threads (the synchronisation every round pays). Two timings: `mdav` itself, and the whole
 //! `microaggregate` (checks, scaling, working set, `mdav`, centroids and information loss:
 //! what the Python `microaggregate` runs, without the conversion of its arguments).
 //! Prints; asserts nothing. Uses mimalloc, the allocator of the Python extension
@@ -9,12 +10,13 @@
 
 use microagg::algorithms::mdav::{MdavOptions, mdav};
 use microagg::dataset::{Scaling, WorkingSet};
-use microagg::parallel::Parallelism;
+use microagg::parallel::{Exec, Parallelism};
 use microagg::{Float, Method, Options, Progress, microaggregate};
 use ndarray::Array2;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
+use std::hint::black_box;
 use std::time::Instant;
 
 #[global_allocator]
@@ -64,6 +66,25 @@ fn compare<T: Float>(what: &str, x: &Array2<T>, rounds: usize, run: fn(&Array2<T
     );
 }
 
+/// Best mean µs per pass of a team of two threads over passes of no work (a chunk per
+/// thread that returns at once): publishing the pass, the helper's claim, and the caller
+/// seeing its result, which every round of exact MDAV pays at least once.
+fn team_round_trip() -> f64 {
+    let passes = 200_000;
+    let per_pass = |e: Exec| {
+        let t0 = Instant::now();
+        for i in 0..passes {
+            let sum = e.map_range(1 << 20, |lo, hi| black_box(lo ^ hi ^ i), |a, b| a ^ b);
+            black_box(sum);
+        }
+        t0.elapsed().as_secs_f64() * 1e6 / passes as f64
+    };
+    let par = Parallelism::from_n_jobs(2).unwrap();
+    let best =
+        |e: Exec| e.with_team(1 << 20, || (0..5).map(|_| per_pass(e)).fold(f64::MAX, f64::min));
+    par.install(best).unwrap()
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; the numbers are the positional arguments.
     let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
@@ -76,4 +97,5 @@ fn main() {
     compare("mdav", &x, rounds, mdav_only::<f64>);
     compare("microaggregate", &x32, rounds, whole::<f32>);
     compare("microaggregate", &x, rounds, whole::<f64>);
+    println!("team of 2 threads: {:.3} us per empty pass", team_round_trip());
 }

@@ -50,17 +50,25 @@ struct Published {
 // SAFETY: the pointee is `Sync` and outlives every use (Team::run waits for all chunks).
 unsafe impl Send for Published {}
 
-/// The shared state of a team of `size` threads (the caller and `size − 1` helpers).
+/// A value alone on its cache line (128 bytes: the adjacent-line prefetcher moves lines
+/// in pairs). A helper spins reading the pass's state and the stop flag while the caller
+/// writes the job and the finished count: sharing a line, each of those writes would
+/// first take the line back from the spinning helper's core.
+#[repr(align(128))]
+struct Line<T>(T);
+
+/// The shared state of a team of `size` threads (the caller and `size − 1` helpers); the
+/// words that threads write during a pass each on their own [`Line`].
 pub struct Team {
     size: usize,
     /// The current pass's epoch (high 32 bits) and its next unclaimed chunk (low 32 bits).
-    state: AtomicU64,
+    state: Line<AtomicU64>,
     /// Chunks of the current pass that finished.
-    finished: AtomicUsize,
-    stop: AtomicBool,
+    finished: Line<AtomicUsize>,
+    stop: Line<AtomicBool>,
     /// Helpers parked (or about to park) on `wake`.
     sleepers: AtomicUsize,
-    job: Mutex<Option<Published>>,
+    job: Line<Mutex<Option<Published>>>,
     /// The first panic of a helper's chunk, re-raised on the caller.
     panic: Mutex<Option<Payload>>,
     park: Mutex<()>,
@@ -134,11 +142,11 @@ impl Team {
     fn new(size: usize) -> Self {
         Team {
             size,
-            state: AtomicU64::new(0),
-            finished: AtomicUsize::new(0),
-            stop: AtomicBool::new(false),
+            state: Line(AtomicU64::new(0)),
+            finished: Line(AtomicUsize::new(0)),
+            stop: Line(AtomicBool::new(false)),
             sleepers: AtomicUsize::new(0),
-            job: Mutex::new(None),
+            job: Line(Mutex::new(None)),
             panic: Mutex::new(None),
             park: Mutex::new(()),
             wake: Condvar::new(),
@@ -151,14 +159,15 @@ impl Team {
         part: &(impl Fn(usize) -> R + Sync),
         reduce: &impl Fn(R, R) -> R,
     ) -> Option<R> {
-        let slots: Vec<Mutex<Option<R>>> = (0..chunks).map(|_| Mutex::new(None)).collect();
+        let slots: Vec<Line<Mutex<Option<R>>>> =
+            (0..chunks).map(|_| Line(Mutex::new(None))).collect();
         self.run(chunks, &|c| {
             let r = part(c);
-            *lock(&slots[c]) = Some(r);
+            *lock(&slots[c].0) = Some(r);
         });
         slots
             .into_iter()
-            .filter_map(|s| s.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .filter_map(|s| s.0.into_inner().unwrap_or_else(PoisonError::into_inner))
             .reduce(reduce)
     }
 
@@ -168,13 +177,17 @@ impl Team {
     fn run(&self, chunks: usize, job: &Job<'_>) {
         // SAFETY: a helper uses the erased pointer only for a chunk it claimed, between the
         // claim and its `finished` increment; this function returns or unwinds only after
-        // `finished` reaches `chunks` (its own chunks run under catch_unwind), and no chunk
-        // can be claimed after that (the claims stop at `chunks`).
+        // `finished` has counted all `chunks` of this pass (its own chunks run under
+        // catch_unwind), and no chunk can be claimed after that (the claims stop at
+        // `chunks`, and later passes have other epochs). The published job stays behind,
+        // dangling, until the next pass replaces it: nothing dereferences it without a claim.
         let job_static = unsafe { std::mem::transmute::<&Job<'_>, &'static Job<'static>>(job) };
-        let epoch = epoch_of(self.state.load(Ordering::Relaxed)) + 1;
-        *lock(&self.job) = Some(Published { job: job_static, chunks, epoch });
-        self.finished.store(0, Ordering::Relaxed);
-        self.state.store(epoch << 32, Ordering::SeqCst);
+        let epoch = epoch_of(self.state.0.load(Ordering::Relaxed)) + 1;
+        *lock(&self.job.0) = Some(Published { job: job_static, chunks, epoch });
+        // Every chunk of the earlier passes has finished: the count only grows, and this
+        // pass is done when it has grown by `chunks` (no reset for the helpers to see).
+        let done = self.finished.0.load(Ordering::Relaxed) + chunks;
+        self.state.0.store(epoch << 32, Ordering::SeqCst);
         if self.sleepers.load(Ordering::SeqCst) > 0 {
             let _g = lock(&self.park);
             self.wake.notify_all();
@@ -184,10 +197,10 @@ impl Team {
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| job(c))) {
                 first_panic.get_or_insert(p);
             }
-            self.finished.fetch_add(1, Ordering::Release);
+            self.finished.0.fetch_add(1, Ordering::Release);
         }
         let mut spins = 0u32;
-        while self.finished.load(Ordering::Acquire) < chunks {
+        while self.finished.0.load(Ordering::Acquire) < done {
             if spins < WAIT_SPINS {
                 spins += 1;
                 std::hint::spin_loop();
@@ -195,7 +208,6 @@ impl Team {
                 std::thread::yield_now();
             }
         }
-        *lock(&self.job) = None;
         if let Some(p) = first_panic.or_else(|| lock(&self.panic).take()) {
             resume_unwind(p);
         }
@@ -203,13 +215,13 @@ impl Team {
 
     /// Claims the next chunk of the pass `epoch`, if that pass is still current and has one.
     fn claim(&self, epoch: u64, chunks: usize) -> Option<usize> {
-        let mut state = self.state.load(Ordering::Acquire);
+        let mut state = self.state.0.load(Ordering::Acquire);
         loop {
             let next = (state & u64::from(u32::MAX)) as usize;
             if epoch_of(state) != epoch || next >= chunks {
                 return None;
             }
-            match self.state.compare_exchange_weak(
+            match self.state.0.compare_exchange_weak(
                 state,
                 state + 1,
                 Ordering::AcqRel,
@@ -227,8 +239,9 @@ impl Team {
         while let Some(epoch) = self.next_epoch(seen) {
             seen = epoch;
             // A helper late for its pass may find the next pass's job (published just before
-            // its epoch) or none: it then waits for the next epoch.
-            let Some(published) = *lock(&self.job) else { continue };
+            // its epoch): it then waits for the next epoch. Or it finds its own pass's,
+            // finished by the others: its claims then fail.
+            let Some(published) = *lock(&self.job.0) else { continue };
             if published.epoch != epoch {
                 continue;
             }
@@ -238,7 +251,7 @@ impl Team {
                 if let Err(p) = catch_unwind(AssertUnwindSafe(|| job(c))) {
                     lock(&self.panic).get_or_insert(p);
                 }
-                self.finished.fetch_add(1, Ordering::Release);
+                self.finished.0.fetch_add(1, Ordering::Release);
             }
         }
     }
@@ -248,10 +261,10 @@ impl Team {
         let start = Instant::now();
         let mut spins = 0u32;
         loop {
-            if self.stop.load(Ordering::Acquire) {
+            if self.stop.0.load(Ordering::Acquire) {
                 return None;
             }
-            let epoch = epoch_of(self.state.load(Ordering::Acquire));
+            let epoch = epoch_of(self.state.0.load(Ordering::Acquire));
             if epoch != seen {
                 return Some(epoch);
             }
@@ -264,10 +277,10 @@ impl Team {
         let mut guard = lock(&self.park);
         self.sleepers.fetch_add(1, Ordering::SeqCst);
         let next = loop {
-            if self.stop.load(Ordering::SeqCst) {
+            if self.stop.0.load(Ordering::SeqCst) {
                 break None;
             }
-            let epoch = epoch_of(self.state.load(Ordering::SeqCst));
+            let epoch = epoch_of(self.state.0.load(Ordering::SeqCst));
             if epoch != seen {
                 break Some(epoch);
             }
@@ -283,7 +296,7 @@ struct StopOnDrop<'a>(&'a Team);
 
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
-        self.0.stop.store(true, Ordering::SeqCst);
+        self.0.stop.0.store(true, Ordering::SeqCst);
         let _g = lock(&self.0.park);
         self.0.wake.notify_all();
     }
