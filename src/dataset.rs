@@ -514,8 +514,10 @@ mod tests {
         // values put back from rows by id: every position reads as if swapped fully.
         let x = array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]];
         let s = Scaling::fit(x.view(), false);
-        let (mut keys_only, mut full) =
-            (WorkingSet::<f64>::new(x.view(), &s).unwrap(), WorkingSet::new(x.view(), &s).unwrap());
+        let (mut keys_only, mut full) = (
+            WorkingSet::<f64>::new(x.view(), &s).unwrap(),
+            WorkingSet::<f64>::new(x.view(), &s).unwrap(),
+        );
         let by_id = full.rows_by_id();
         for (a, b) in [(0, 3), (1, 3), (2, 0)] {
             keys_only.swap_keys(a, b);
