@@ -74,6 +74,17 @@ impl Parallelism {
     }
 }
 
+/// The shape of a pass for [`Exec::map_parts`]: `count` parts over the same `len` records,
+/// the last of which opens as `last_ready()` says.
+pub struct Parts<F> {
+    /// How many parts (one per reference the pass serves).
+    pub count: usize,
+    /// Records in each part.
+    pub len: usize,
+    /// What the last part turns out to be, once known (see [`Exec::map_parts`]).
+    pub last_ready: F,
+}
+
 /// What a kernel may use while it runs: the current rayon pool, or only this thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exec {
@@ -136,33 +147,31 @@ impl Exec {
         }
     }
 
-    /// A pass made of `parts` parts over the same `len` records (one per reference it
-    /// serves), split among this thread's team (or the rayon pool) by [`Claims`]: each slot
-    /// keeps one visitor per part it touches, from `start(part)`, fed chunk by chunk by
-    /// `scan(visitor, part, lo, hi)` and turned into a result by `finish` on the slot's
-    /// thread; the results are reduced (so they must not depend on the split). `None` when
-    /// the pass is not split at all: the caller then makes one fused pass, which reads the
-    /// data once for every part.
+    /// A pass made of `parts.count` parts over the same `parts.len` records (one per
+    /// reference it serves), split among this thread's team (or the rayon pool) by
+    /// [`Claims`]: each slot keeps one visitor per part it touches, from `start(part)`, fed
+    /// chunk by chunk by `scan(visitor, part, lo, hi)` and turned into a result by `finish`
+    /// on the slot's thread; the results are reduced (so they must not depend on the
+    /// split). `None` when the pass is not split at all: the caller then makes one fused
+    /// pass, which reads the data once for every part.
     ///
-    /// The last part may start late: its chunks are claimed only after `last_ready()` has
-    /// said what it is ([`Opening`]: the `len` records, none, or an abort of the whole
+    /// The last part may start late: its chunks are claimed only after `parts.last_ready()`
+    /// has said what it is ([`Opening`]: the `len` records, none, or an abort of the whole
     /// pass, after which no slot claims another chunk or finishes a visitor that saw records,
     /// and the caller discards the result).
     /// The first slot whose own part is the last calls it first, while the others start on
     /// their parts (or help with the first ones while the last is closed), and a slot that
     /// runs out of work calls it too; every call must give the same answer (waiting for the
     /// first where that one does work, as a `LazyLock` does).
-    #[allow(clippy::too_many_arguments)]
     pub fn map_parts<V, R: Send>(
         self,
-        parts: usize,
-        len: usize,
-        last_ready: &(impl Fn() -> Opening + Sync),
+        parts: Parts<impl Fn() -> Opening + Sync>,
         start: impl Fn(usize) -> V + Sync,
         scan: impl Fn(&mut V, usize, usize, usize) + Sync,
         finish: impl Fn(V) -> R + Sync,
         reduce: impl Fn(R, R) -> R + Sync + Send,
     ) -> Option<R> {
+        let Parts { count: parts, len, last_ready } = parts;
         if parts == 0 || !self.splits_parts(len) {
             return None;
         }
@@ -258,7 +267,8 @@ mod tests {
         let whole = (len as u64 * (len as u64 - 1) / 2, len as u64);
         for threads in [2, 3, 5] {
             let run = |e: Exec| {
-                e.map_parts(3, len, &|| Opening::Records, |p| (p, 0, 0), scan, finish, add).unwrap()
+                let parts = Parts { count: 3, len, last_ready: || Opening::Records };
+                e.map_parts(parts, |p| (p, 0, 0), scan, finish, add).unwrap()
             };
             let pool = Parallelism::from_n_jobs(threads).unwrap();
             let on_rayon = pool.install(run).unwrap();
@@ -270,11 +280,8 @@ mod tests {
                 }
             }
         }
-        assert!(
-            Exec::SEQUENTIAL
-                .map_parts(2, len, &|| Opening::Records, |p| (p, 0, 0), scan, finish, add)
-                .is_none()
-        );
+        let parts = Parts { count: 2, len, last_ready: || Opening::Records };
+        assert!(Exec::SEQUENTIAL.map_parts(parts, |p| (p, 0, 0), scan, finish, add).is_none());
     }
 
     #[test]
@@ -309,7 +316,10 @@ mod tests {
                 }
                 v[part] += (hi - lo) as u64;
             };
-            let run = |e: Exec| e.map_parts(2, len, &ready, |_| [0, 0], scan, |v| v, add);
+            let run = |e: Exec| {
+                let parts = Parts { count: 2, len, last_ready: &ready };
+                e.map_parts(parts, |_| [0, 0], scan, |v| v, add)
+            };
             let on_team = pool.install(|e| e.with_team(len, || run(e))).unwrap().unwrap();
             let seen = format!("{opening:?}, {threads} threads: {on_team:?}");
             if opening == Opening::Abort {
@@ -333,9 +343,7 @@ mod tests {
         // None: the caller makes one fused pass; Some: the pass was split among threads.
         let split = |e: Exec, len: usize| {
             e.map_parts(
-                2,
-                len,
-                &|| Opening::Records,
+                Parts { count: 2, len, last_ready: || Opening::Records },
                 |_| 0usize,
                 |v, _, lo, hi| *v += hi - lo,
                 |v| v,

@@ -28,7 +28,7 @@ use crate::kernels::{
     Selection, prefetch,
 };
 use crate::kernels_masked::Partial;
-use crate::parallel::Exec;
+use crate::parallel::{Exec, Parts};
 use crate::partition::Partition;
 use crate::progress::Progress;
 use std::sync::LazyLock;
@@ -403,7 +403,8 @@ impl<'a, T: Float> Remaining<'a, T> {
             Shape::Fused => Opening::Records,
         };
         let split = |part| start(!by_reference, part);
-        self.exec.map_parts(parts, self.m, &ready, split, scan, end, merge).unwrap_or_else(|| {
+        let parts = Parts { count: parts, len: self.m, last_ready: ready };
+        self.exec.map_parts(parts, split, scan, end, merge).unwrap_or_else(|| {
             let mut both = start(true, 0);
             kernels::scan_range(&self.ws, 0, self.m, score_a, &mut both);
             end(both)
