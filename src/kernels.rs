@@ -12,7 +12,7 @@
 
 use crate::dataset::WorkingSet;
 use crate::float::{Float, order_bits};
-use crate::parallel::Exec;
+use crate::parallel::{Exec, merge_options};
 use std::cmp::Ordering;
 
 /// Positions per score block (fits L1 together with one column chunk).
@@ -797,10 +797,7 @@ impl<T: Float, V: ScoreVisitor<T>> ScoreVisitor<T> for Option<V> {
     }
 
     fn merge(self, other: Self) -> Self {
-        match (self, other) {
-            (Some(a), Some(b)) => Some(a.merge(b)),
-            (a, b) => a.or(b),
-        }
+        merge_options(self, other, V::merge)
     }
 }
 

@@ -74,6 +74,15 @@ impl Parallelism {
     }
 }
 
+/// `a` and `b` merged by `merge` when both are there, else whichever is (partial results
+/// of a split pass: a slot or a chunk may have seen nothing).
+pub fn merge_options<R>(a: Option<R>, b: Option<R>, merge: impl FnOnce(R, R) -> R) -> Option<R> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(merge(a, b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// The shape of a pass for [`Exec::map_parts`]: `count` parts over the same `len` records,
 /// the last of which opens as `last_ready()` says.
 pub struct Parts<F> {
@@ -205,10 +214,7 @@ impl Exec {
             visitors.flatten().map(&finish).reduce(&reduce)
         };
         // A slot that starts late may find every chunk claimed: it has no result.
-        let either = |a: Option<R>, b: Option<R>| match (a, b) {
-            (Some(a), Some(b)) => Some(reduce(a, b)),
-            (a, b) => a.or(b),
-        };
+        let either = |a: Option<R>, b: Option<R>| merge_options(a, b, &reduce);
         team::map_on_current(self.threads, self.threads, &slot, &either)
             .unwrap_or_else(|| (0..self.threads).into_par_iter().map(slot).reduce_with(either))
             .flatten()
