@@ -50,9 +50,12 @@ pub struct NormOrder {
     /// The entries before this one were visited: the unassigned ones are in `known`.
     walked: usize,
     /// Visited records, unassigned when last looked at, by decreasing norm; the blocks
-    /// hold those still in use (a record left behind by its block is never read again).
+    /// hold those still in use (a record left behind by its block is never read again, and
+    /// [`Self::compact_known`] drops them).
     known: Vec<Known>,
     blocks: Vec<Block>,
+    /// Records kept in the blocks (the rest of `known` is left behind by them).
+    kept: usize,
     /// The point of the last search, as f64.
     at: Vec<f64>,
     /// Searches still to skip after giving up (exponential back-off).
@@ -114,7 +117,7 @@ impl NormOrder {
             keys.iter().map(entry).collect()
         };
         let (known, blocks, at) = (Vec::new(), Vec::new(), Vec::new());
-        NormOrder { entries, walked: 0, known, blocks, at, skip: 0, backoff: 0 }
+        NormOrder { entries, walked: 0, known, blocks, kept: 0, at, skip: 0, backoff: 0 }
     }
 
     /// The unassigned record (position `< m`) with the largest ½‖x‖² − ⟨x, c⟩, ties to the
@@ -258,6 +261,7 @@ impl NormOrder {
                     len += 1;
                 }
             }
+            self.kept -= b.len - len;
             b.len = len;
             b.settle(&mut self.known);
             self.blocks[j] = b;
@@ -290,7 +294,24 @@ impl NormOrder {
         }
         self.walked = end;
         self.at = c;
+        self.compact_known();
         (!gave_up).then_some(best)
+    }
+
+    /// Drops what the blocks left behind in `known` once that is half of it (and more than
+    /// a block's worth): `known` stays under twice the records kept, instead of growing by
+    /// every record ever visited (up to 32 bytes × n).
+    fn compact_known(&mut self) {
+        if self.known.len() < 2 * self.kept.max(BLOCK) {
+            return;
+        }
+        let mut known = Vec::with_capacity(2 * self.kept);
+        for b in &mut self.blocks {
+            let start = known.len();
+            known.extend_from_slice(&self.known[b.start..b.start + b.len]);
+            b.start = start;
+        }
+        self.known = known;
     }
 
     /// Adds a record just visited (its bound at the current point) to the last block, or to
@@ -299,6 +320,7 @@ impl NormOrder {
     fn keep(&mut self, r: Known) {
         let end = self.known.len();
         self.known.push(r);
+        self.kept += 1;
         match self.blocks.last_mut() {
             Some(b) if b.start + b.len == end && b.len < BLOCK => {
                 b.settle(&mut self.known[..end]);
@@ -373,6 +395,9 @@ mod tests {
             let found = order.search(&ws, m, &c, usize::MAX, |p, _| ws.algebraic_score(p, &c));
             assert_eq!(found, Some(full.0), "search {t}");
             most_blocks = most_blocks.max(order.blocks.len());
+            let kept: usize = order.blocks.iter().map(|b| b.len).sum();
+            assert_eq!(kept, order.kept);
+            assert!(order.known.len() < 2 * kept.max(BLOCK), "{} known", order.known.len());
             // Remove the farthest record and one from the middle, as groups do.
             ws.swap(full.0.expect("records left").pos, m - 1);
             ws.swap(m / 2, m - 2);
