@@ -376,9 +376,7 @@ impl Quantized {
         for (vs, cs) in col.chunks(LANES).zip(codes.chunks_mut(LANES)) {
             for (i, (v, c)) in vs.iter().zip(cs).enumerate() {
                 let v = v.as_f64();
-                let t = (v - mid) * inv;
-                let t = t.clamp(-QMAX, QMAX);
-                let shifted = t + ROUNDER;
+                let shifted = ((v - mid) * inv).clamp(-QMAX, QMAX) + ROUNDER;
                 let q = shifted - ROUNDER;
                 let e = (v - (mid + step * q)).abs();
                 err[i] = if e > err[i] { e } else { err[i] };
