@@ -26,6 +26,7 @@
 //! it scores may still be being computed while the threads scan the other parts (exact MDAV
 //! finds its next round's guessed seed meanwhile).
 
+use crate::cache_line::CacheLine;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Largest claim: about 10 µs of scanning. At 200 000 × 15 on 2 threads, passes ran 1–2%
@@ -42,11 +43,6 @@ const CHUNK_MIN: usize = 512;
 /// scanned it for nothing while the pass waited (at 200 000 × 15 on 2 threads, about 5%
 /// of exact MDAV's passes abort).
 const CHUNK_UNOPENED: usize = 2048;
-
-/// The unclaimed records `front..back` of one part (front in the low 32 bits), alone on its
-/// cache line so that threads on different parts do not contend.
-#[repr(align(128))]
-struct Ends(AtomicU64);
 
 /// The state of a part not opened yet: empty (front = back), and unlike any opened part's
 /// (whose ends are at most its number of records, below 2³² − 1).
@@ -66,7 +62,9 @@ pub enum Opening {
 
 /// The unclaimed records of every part of one pass.
 pub struct Claims {
-    parts: Vec<Ends>,
+    /// Per part, its unclaimed records `front..back` (front in the low 32 bits), each on
+    /// its own line so that threads on different parts do not contend.
+    parts: Vec<CacheLine<AtomicU64>>,
     /// A claim takes what is left of its part divided by this: 2·threads.
     share: usize,
     /// Whether the pass was aborted ([`Opening::Abort`]).
@@ -79,7 +77,7 @@ impl Claims {
     pub fn new(parts: usize, len: usize, threads: usize) -> Self {
         let open = u64::from(records(len)) << 32;
         let state = |p: usize| if p + 1 == parts { CLOSED } else { open };
-        let parts = (0..parts).map(|p| Ends(AtomicU64::new(state(p)))).collect();
+        let parts = (0..parts).map(|p| CacheLine(AtomicU64::new(state(p)))).collect();
         Claims { parts, share: 2 * threads.max(1), aborted: AtomicBool::new(false) }
     }
 
@@ -94,7 +92,7 @@ impl Claims {
                 self.aborted.store(true, Ordering::Relaxed);
                 // Front = back = 0: every claim from now on finds nothing (a claim racing
                 // this store fails its exchange, reloads and finds nothing either).
-                self.parts.iter().for_each(|p| p.0.store(0, Ordering::Relaxed));
+                self.parts.iter().for_each(|p| p.store(0, Ordering::Relaxed));
             }
         }
     }
@@ -102,7 +100,7 @@ impl Claims {
     /// Gives the last part `len` records (as many as the others, or none) if it is still
     /// closed; once opened, later calls change nothing.
     fn open_last(&self, len: usize) {
-        let last = &self.parts.last().expect("a part").0;
+        let last = self.parts.last().expect("a part");
         let opened = u64::from(records(len)) << 32;
         // Only the first call finds it closed; the others fail and leave it as it is.
         let _ = last.compare_exchange(CLOSED, opened, Ordering::Relaxed, Ordering::Relaxed);
@@ -129,8 +127,8 @@ impl Claims {
     /// them, a multiple of [`CHUNK_MIN`] between that and [`CHUNK`] ([`CHUNK_UNOPENED`]
     /// while the last part is closed), or all that is left.
     fn take(&self, part: usize, front: bool) -> Option<(usize, usize)> {
-        let ends = &self.parts[part].0;
-        let last = &self.parts.last().expect("a part").0;
+        let ends = &self.parts[part];
+        let last = self.parts.last().expect("a part");
         let most = if last.load(Ordering::Relaxed) == CLOSED { CHUNK_UNOPENED } else { CHUNK };
         let mut state = ends.load(Ordering::Relaxed);
         loop {

@@ -27,6 +27,7 @@
 
 pub mod algorithms;
 pub mod assess;
+mod cache_line;
 pub mod centroid_table;
 mod claims;
 pub mod dataset;

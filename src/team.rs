@@ -19,6 +19,7 @@
 //! [`with_team`]; `Exec::map_range` uses it when the caller's thread count matches and
 //! falls back to rayon elsewhere (nested jobs on other threads, other pools).
 
+use crate::cache_line::CacheLine;
 use std::any::Any;
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -50,25 +51,20 @@ struct Published {
 // SAFETY: the pointee is `Sync` and outlives every use (Team::run waits for all chunks).
 unsafe impl Send for Published {}
 
-/// A value alone on its cache line (128 bytes: the adjacent-line prefetcher moves lines
-/// in pairs). A helper spins reading the pass's state and the stop flag while the caller
-/// writes the job and the finished count: sharing a line, each of those writes would
-/// first take the line back from the spinning helper's core.
-#[repr(align(128))]
-struct Line<T>(T);
-
 /// The shared state of a team of `size` threads (the caller and `size − 1` helpers); the
-/// words that threads write during a pass each on their own [`Line`].
+/// words that threads write during a pass each on their own [`CacheLine`]: a helper spins
+/// reading the pass's state and the stop flag while the caller writes the job and the
+/// finished count.
 pub struct Team {
     size: usize,
     /// The current pass's epoch (high 32 bits) and its next unclaimed chunk (low 32 bits).
-    state: Line<AtomicU64>,
+    state: CacheLine<AtomicU64>,
     /// Chunks of the current pass that finished.
-    finished: Line<AtomicUsize>,
-    stop: Line<AtomicBool>,
+    finished: CacheLine<AtomicUsize>,
+    stop: CacheLine<AtomicBool>,
     /// Helpers parked (or about to park) on `wake`.
     sleepers: AtomicUsize,
-    job: Line<Mutex<Option<Published>>>,
+    job: CacheLine<Mutex<Option<Published>>>,
     /// The first panic of a helper's chunk, re-raised on the caller.
     panic: Mutex<Option<Payload>>,
     park: Mutex<()>,
@@ -142,11 +138,11 @@ impl Team {
     fn new(size: usize) -> Self {
         Team {
             size,
-            state: Line(AtomicU64::new(0)),
-            finished: Line(AtomicUsize::new(0)),
-            stop: Line(AtomicBool::new(false)),
+            state: CacheLine(AtomicU64::new(0)),
+            finished: CacheLine(AtomicUsize::new(0)),
+            stop: CacheLine(AtomicBool::new(false)),
             sleepers: AtomicUsize::new(0),
-            job: Line(Mutex::new(None)),
+            job: CacheLine(Mutex::new(None)),
             panic: Mutex::new(None),
             park: Mutex::new(()),
             wake: Condvar::new(),
@@ -159,11 +155,11 @@ impl Team {
         part: &(impl Fn(usize) -> R + Sync),
         reduce: &impl Fn(R, R) -> R,
     ) -> Option<R> {
-        let slots: Vec<Line<Mutex<Option<R>>>> =
-            (0..chunks).map(|_| Line(Mutex::new(None))).collect();
+        let slots: Vec<CacheLine<Mutex<Option<R>>>> =
+            (0..chunks).map(|_| CacheLine(Mutex::new(None))).collect();
         self.run(chunks, &|c| {
             let r = part(c);
-            *lock(&slots[c].0) = Some(r);
+            *lock(&slots[c]) = Some(r);
         });
         slots
             .into_iter()
@@ -182,12 +178,12 @@ impl Team {
         // `chunks`, and later passes have other epochs). The published job stays behind,
         // dangling, until the next pass replaces it: nothing dereferences it without a claim.
         let job_static = unsafe { std::mem::transmute::<&Job<'_>, &'static Job<'static>>(job) };
-        let epoch = epoch_of(self.state.0.load(Ordering::Relaxed)) + 1;
-        *lock(&self.job.0) = Some(Published { job: job_static, chunks, epoch });
+        let epoch = epoch_of(self.state.load(Ordering::Relaxed)) + 1;
+        *lock(&self.job) = Some(Published { job: job_static, chunks, epoch });
         // Every chunk of the earlier passes has finished: the count only grows, and this
         // pass is done when it has grown by `chunks` (no reset for the helpers to see).
-        let done = self.finished.0.load(Ordering::Relaxed) + chunks;
-        self.state.0.store(epoch << 32, Ordering::SeqCst);
+        let done = self.finished.load(Ordering::Relaxed) + chunks;
+        self.state.store(epoch << 32, Ordering::SeqCst);
         if self.sleepers.load(Ordering::SeqCst) > 0 {
             let _g = lock(&self.park);
             self.wake.notify_all();
@@ -197,10 +193,10 @@ impl Team {
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| job(c))) {
                 first_panic.get_or_insert(p);
             }
-            self.finished.0.fetch_add(1, Ordering::Release);
+            self.finished.fetch_add(1, Ordering::Release);
         }
         let mut spins = 0u32;
-        while self.finished.0.load(Ordering::Acquire) < done {
+        while self.finished.load(Ordering::Acquire) < done {
             if spins < WAIT_SPINS {
                 spins += 1;
                 std::hint::spin_loop();
@@ -215,13 +211,13 @@ impl Team {
 
     /// Claims the next chunk of the pass `epoch`, if that pass is still current and has one.
     fn claim(&self, epoch: u64, chunks: usize) -> Option<usize> {
-        let mut state = self.state.0.load(Ordering::Acquire);
+        let mut state = self.state.load(Ordering::Acquire);
         loop {
             let next = (state & u64::from(u32::MAX)) as usize;
             if epoch_of(state) != epoch || next >= chunks {
                 return None;
             }
-            match self.state.0.compare_exchange_weak(
+            match self.state.compare_exchange_weak(
                 state,
                 state + 1,
                 Ordering::AcqRel,
@@ -241,7 +237,7 @@ impl Team {
             // A helper late for its pass may find the next pass's job (published just before
             // its epoch): it then waits for the next epoch. Or it finds its own pass's,
             // finished by the others: its claims then fail.
-            let Some(published) = *lock(&self.job.0) else { continue };
+            let Some(published) = *lock(&self.job) else { continue };
             if published.epoch != epoch {
                 continue;
             }
@@ -251,7 +247,7 @@ impl Team {
                 if let Err(p) = catch_unwind(AssertUnwindSafe(|| job(c))) {
                     lock(&self.panic).get_or_insert(p);
                 }
-                self.finished.0.fetch_add(1, Ordering::Release);
+                self.finished.fetch_add(1, Ordering::Release);
             }
         }
     }
@@ -261,10 +257,10 @@ impl Team {
         let start = Instant::now();
         let mut spins = 0u32;
         loop {
-            if self.stop.0.load(Ordering::Acquire) {
+            if self.stop.load(Ordering::Acquire) {
                 return None;
             }
-            let epoch = epoch_of(self.state.0.load(Ordering::Acquire));
+            let epoch = epoch_of(self.state.load(Ordering::Acquire));
             if epoch != seen {
                 return Some(epoch);
             }
@@ -277,10 +273,10 @@ impl Team {
         let mut guard = lock(&self.park);
         self.sleepers.fetch_add(1, Ordering::SeqCst);
         let next = loop {
-            if self.stop.0.load(Ordering::SeqCst) {
+            if self.stop.load(Ordering::SeqCst) {
                 break None;
             }
-            let epoch = epoch_of(self.state.0.load(Ordering::SeqCst));
+            let epoch = epoch_of(self.state.load(Ordering::SeqCst));
             if epoch != seen {
                 break Some(epoch);
             }
@@ -296,7 +292,7 @@ struct StopOnDrop<'a>(&'a Team);
 
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
-        self.0.stop.0.store(true, Ordering::SeqCst);
+        self.0.stop.store(true, Ordering::SeqCst);
         let _g = lock(&self.0.park);
         self.0.wake.notify_all();
     }

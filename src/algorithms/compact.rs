@@ -25,6 +25,7 @@
 //! and the usual tie rule (lowest id) gives the scan's answer bit for bit.
 
 use super::spatial::IndexChoice;
+use crate::cache_line::CacheLine;
 use crate::dataset::WorkingSet;
 use crate::float::{Float, from_order_bits, order_bits};
 use crate::kernels::{
@@ -471,8 +472,11 @@ pub struct Band<T> {
     /// it compared floats with `partial_cmp`).
     keys: Vec<u128>,
     limit: Option<T>,
-    /// The tightest limit of the chunks of this pass (+∞ before the first).
-    shared: Arc<SharedLimit>,
+    /// The tightest limit found by the visitors of this band in this pass (f64 bits, +∞
+    /// before the first), on its own line: the visitors of the pass's other bands, on
+    /// other threads, read and lower theirs at the same time, and a shared line would
+    /// travel between the cores at every candidate.
+    shared: Arc<CacheLine<AtomicU64>>,
     /// Size of `keys` that triggers the next narrowing.
     cap: usize,
 }
@@ -488,14 +492,14 @@ impl<T: Float> Band<T> {
             exclude,
             keys: Vec::new(),
             limit: None,
-            shared: Arc::new(SharedLimit(AtomicU64::new(f64::INFINITY.to_bits()))),
+            shared: Arc::new(CacheLine(AtomicU64::new(f64::INFINITY.to_bits()))),
             cap: 2 * count + 64,
         }
     }
 
     /// Takes the shared limit when it is tighter than this chunk's own.
     fn adopt_shared(&mut self) {
-        let shared = T::from_f64_lossy(f64::from_bits(self.shared.0.load(Ordering::Relaxed)));
+        let shared = T::from_f64_lossy(f64::from_bits(self.shared.load(Ordering::Relaxed)));
         if shared < self.limit.unwrap_or(T::infinity()) {
             self.limit = Some(shared);
         }
@@ -515,7 +519,7 @@ impl<T: Float> Band<T> {
             // Rounded up, so that the limit in T is never below nth + margin.
             let limit = nth + self.margin;
             let limit = T::from_f64_lossy(limit + limit.abs() * 4.0 * T::epsilon().as_f64());
-            fetch_min_f64(&self.shared.0, limit.as_f64());
+            fetch_min_f64(&self.shared, limit.as_f64());
             self.limit = Some(limit);
         }
         self.adopt_shared();
@@ -532,13 +536,6 @@ impl<T: Float> Band<T> {
         self.keys.into_iter().map(|k| k as u32 as usize).collect()
     }
 }
-
-/// The tightest limit found by the visitors of one band (f64 bits), alone on its cache
-/// line: the visitors of the pass's other bands, on other threads, read and lower theirs at
-/// the same time, and a shared line would travel between the cores at every candidate.
-#[derive(Debug)]
-#[repr(align(128))]
-struct SharedLimit(AtomicU64);
 
 /// Lowers the f64 kept as bits in `a` to `v` if `v` is smaller (an atomic minimum).
 fn fetch_min_f64(a: &AtomicU64, v: f64) {
