@@ -530,9 +530,16 @@ impl<T: Float> Band<T> {
         self.cap = (2 * self.keys.len()).max(2 * self.count + 64);
     }
 
-    /// The candidate positions (in no particular order).
-    pub fn into_positions(mut self) -> Vec<usize> {
+    /// Narrows the band to its candidates for the re-check (every visit done) and
+    /// appends their positions to `to`.
+    pub fn settle(&mut self, to: &mut Vec<usize>) {
         self.narrow();
+        to.extend(self.keys.iter().map(|&k| k as u32 as usize));
+    }
+
+    /// The candidate positions, in no particular order: the band's keys as they are, so
+    /// after [`Self::settle`] its candidates for the re-check.
+    pub fn into_positions(self) -> Vec<usize> {
         self.keys.into_iter().map(|k| k as u32 as usize).collect()
     }
 }
@@ -608,8 +615,12 @@ pub trait Recheck<T: Float>: ScoreVisitor<T> + Sync {
     type Bands: ScoreVisitor<T> + Clone + Sync;
     /// Bands for this selection with the margin of the pass.
     fn bands(&self, margin: f64) -> Self::Bands;
-    /// Offers every candidate of `bands` with its exact score: `exact(positions)` scores
-    /// the candidates of one band at once (so their rows can load together).
+    /// Narrows every band of `bands` to its candidates once its visits are done and appends
+    /// their positions to `to`: the caller then asks the caches for the rows of every band
+    /// at once, before any is re-checked.
+    fn settle(bands: &mut Self::Bands, to: &mut Vec<usize>);
+    /// Offers every candidate of `bands` (settled) with its exact score: `exact(positions)`
+    /// scores the candidates of one band.
     fn recheck(&mut self, bands: Self::Bands, exact: &impl Fn(&[usize]) -> Vec<Pick<T>>);
 }
 
@@ -622,6 +633,10 @@ macro_rules! single_selection {
             fn bands(&self, margin: f64) -> Band<T> {
                 let (count, farthest, exclude) = self.wants();
                 Band::new(count, farthest, margin, exclude)
+            }
+
+            fn settle(bands: &mut Band<T>, to: &mut Vec<usize>) {
+                bands.settle(to);
             }
 
             fn recheck(&mut self, bands: Band<T>, exact: &impl Fn(&[usize]) -> Vec<Pick<T>>) {
@@ -638,6 +653,8 @@ impl<T: Float> Recheck<T> for () {
 
     fn bands(&self, _: f64) {}
 
+    fn settle(_: &mut (), _: &mut Vec<usize>) {}
+
     fn recheck(&mut self, _: (), _: &impl Fn(&[usize]) -> Vec<Pick<T>>) {}
 }
 
@@ -647,6 +664,11 @@ impl<T: Float, A: Recheck<T>, B: Recheck<T>> Recheck<T> for (A, B) {
 
     fn bands(&self, margin: f64) -> Self::Bands {
         (self.0.bands(margin), self.1.bands(margin))
+    }
+
+    fn settle(bands: &mut Self::Bands, to: &mut Vec<usize>) {
+        A::settle(&mut bands.0, to);
+        B::settle(&mut bands.1, to);
     }
 
     fn recheck(&mut self, bands: Self::Bands, exact: &impl Fn(&[usize]) -> Vec<Pick<T>>) {
