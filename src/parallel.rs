@@ -94,6 +94,17 @@ pub struct Parts<F> {
     pub last_ready: F,
 }
 
+/// How a pass given to [`Exec::map_parts`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartsOutcome<R> {
+    /// Not split among threads: the caller makes one fused pass itself.
+    NotSplit,
+    /// Its last part opened as [`Opening::Abort`]: no visitor that saw records was finished.
+    Aborted,
+    /// The slots' results, merged.
+    Done(R),
+}
+
 /// What a kernel may use while it runs: the current rayon pool, or only this thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exec {
@@ -161,13 +172,13 @@ impl Exec {
     /// [`Claims`]: each slot keeps one visitor per part it touches, from `start(part)`, fed
     /// chunk by chunk by `scan(visitor, part, lo, hi)` and turned into a result by `finish`
     /// on the slot's thread; the results are reduced (so they must not depend on the
-    /// split). `None` when the pass is not split at all: the caller then makes one fused
-    /// pass, which reads the data once for every part.
+    /// split). [`PartsOutcome::NotSplit`] when the pass is not split at all: the caller then
+    /// makes one fused pass, which reads the data once for every part.
     ///
     /// The last part may start late: its chunks are claimed only after `parts.last_ready()`
     /// has said what it is ([`Opening`]: the `len` records, none, or an abort of the whole
-    /// pass, after which no slot claims another chunk or finishes a visitor that saw records,
-    /// and the caller discards the result).
+    /// pass, after which no slot claims another chunk or finishes a visitor, and the pass
+    /// is [`PartsOutcome::Aborted`]).
     /// The first slot whose own part is the last calls it first, while the others start on
     /// their parts (or help with the first ones while the last is closed), and a slot that
     /// runs out of work calls it too; every call must give the same answer (waiting for the
@@ -179,10 +190,10 @@ impl Exec {
         scan: impl Fn(&mut V, usize, usize, usize) + Sync,
         finish: impl Fn(V) -> R + Sync,
         reduce: impl Fn(R, R) -> R + Sync + Send,
-    ) -> Option<R> {
+    ) -> PartsOutcome<R> {
         let Parts { count: parts, len, last_ready } = parts;
         if parts == 0 || !self.splits_parts(len) {
-            return None;
+            return PartsOutcome::NotSplit;
         }
         let claims = Claims::new(parts, len, self.threads);
         let open_last = || claims.open(last_ready(), len);
@@ -205,19 +216,24 @@ impl Exec {
                 open_last();
                 opened = true;
             }
-            // An aborted pass's results are dropped: fresh visitors stand in for those that
-            // saw records, whose finishing (the re-check of bands still warming up) would
-            // cost µs for nothing.
-            let aborted = claims.aborted();
-            let seen = visitors.into_iter().enumerate();
-            let visitors = seen.map(|(part, v)| v.map(|v| if aborted { start(part) } else { v }));
-            visitors.flatten().map(&finish).reduce(&reduce)
+            // An aborted pass's visitors are dropped unfinished: finishing them (the
+            // re-check of bands still warming up) would cost µs for nothing.
+            if claims.aborted() {
+                return None;
+            }
+            visitors.into_iter().flatten().map(&finish).reduce(&reduce)
         };
         // A slot that starts late may find every chunk claimed: it has no result.
         let either = |a: Option<R>, b: Option<R>| merge_options(a, b, &reduce);
-        team::map_on_current(self.threads, self.threads, &slot, &either)
+        let merged = team::map_on_current(self.threads, self.threads, &slot, &either)
             .unwrap_or_else(|| (0..self.threads).into_par_iter().map(slot).reduce_with(either))
-            .flatten()
+            .flatten();
+        match merged {
+            _ if claims.aborted() => PartsOutcome::Aborted,
+            // The first part is open from the start with `len` ≥ 1 records: some slot
+            // claimed them, and only an abort leaves its visitors unfinished.
+            merged => PartsOutcome::Done(merged.expect("a slot saw the first part's records")),
+        }
     }
 }
 
@@ -274,7 +290,10 @@ mod tests {
         for threads in [2, 3, 5] {
             let run = |e: Exec| {
                 let parts = Parts { count: 3, len, last_ready: || Opening::Records };
-                e.map_parts(parts, |p| (p, 0, 0), scan, finish, add).unwrap()
+                match e.map_parts(parts, |p| (p, 0, 0), scan, finish, add) {
+                    PartsOutcome::Done(per_part) => per_part,
+                    other => panic!("a split pass that ends: {other:?}"),
+                }
             };
             let pool = Parallelism::from_n_jobs(threads).unwrap();
             let on_rayon = pool.install(run).unwrap();
@@ -287,7 +306,8 @@ mod tests {
             }
         }
         let parts = Parts { count: 2, len, last_ready: || Opening::Records };
-        assert!(Exec::SEQUENTIAL.map_parts(parts, |p| (p, 0, 0), scan, finish, add).is_none());
+        let one_thread = Exec::SEQUENTIAL.map_parts(parts, |p| (p, 0, 0), scan, finish, add);
+        assert_eq!(one_thread, PartsOutcome::NotSplit);
     }
 
     #[test]
@@ -305,6 +325,11 @@ mod tests {
         ];
         for (opening, threads) in cases {
             let (asked, worked) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let finished = AtomicUsize::new(0);
+            let finish = |v: [u64; 2]| {
+                finished.fetch_add(1, Ordering::Relaxed);
+                v
+            };
             let answer = std::sync::LazyLock::new(|| {
                 std::thread::sleep(std::time::Duration::from_millis(2));
                 worked.fetch_add(1, Ordering::Relaxed);
@@ -324,17 +349,22 @@ mod tests {
             };
             let run = |e: Exec| {
                 let parts = Parts { count: 2, len, last_ready: &ready };
-                e.map_parts(parts, |_| [0, 0], scan, |v| v, add)
+                e.map_parts(parts, |_| [0, 0], scan, finish, add)
             };
-            let on_team = pool.install(|e| e.with_team(len, || run(e))).unwrap().unwrap();
+            let on_team = pool.install(|e| e.with_team(len, || run(e))).unwrap();
             let seen = format!("{opening:?}, {threads} threads: {on_team:?}");
+            let want = match opening {
+                // The last part never opens, and no visitor is finished.
+                Opening::Abort => PartsOutcome::Aborted,
+                Opening::Records => PartsOutcome::Done([len as u64, len as u64]),
+                Opening::Empty => PartsOutcome::Done([len as u64, 0]),
+            };
+            assert_eq!(on_team, want, "{seen}");
+            let finishes = finished.load(Ordering::Relaxed);
             if opening == Opening::Abort {
-                // The last part never opens, and the visitors that saw records of the first
-                // are not finished: fresh ones stand in (the caller drops the result).
-                assert_eq!(on_team, [0, 0], "{seen}");
+                assert_eq!(finishes, 0, "{seen}: a visitor finished");
             } else {
-                let last = if opening == Opening::Records { len as u64 } else { 0 };
-                assert_eq!(on_team, [len as u64, last], "{seen}");
+                assert!(finishes >= 1, "{seen}");
             }
             assert_eq!(worked.load(Ordering::Relaxed), 1);
             assert!(
@@ -346,7 +376,7 @@ mod tests {
 
     #[test]
     fn passes_split_from_team_min_on_a_team_only() {
-        // None: the caller makes one fused pass; Some: the pass was split among threads.
+        // NotSplit: the caller makes one fused pass; Done: the pass was split among threads.
         let split = |e: Exec, len: usize| {
             e.map_parts(
                 Parts { count: 2, len, last_ready: || Opening::Records },
@@ -359,9 +389,11 @@ mod tests {
         let pool = Parallelism::from_n_jobs(2).unwrap();
         let (small, mid) = (TEAM_MIN - 1, TEAM_MIN + 1);
         let off_team = pool.install(|e| (split(e, small), split(e, mid))).unwrap();
-        assert_eq!(off_team, (None, None), "below PARALLEL_MIN without a team");
+        let not_split = (PartsOutcome::NotSplit, PartsOutcome::NotSplit);
+        assert_eq!(off_team, not_split, "below PARALLEL_MIN without a team");
         let on_team =
             pool.install(|e| e.with_team(PARALLEL_MIN, || (split(e, small), split(e, mid))));
-        assert_eq!(on_team.unwrap(), (None, Some(2 * mid)), "from TEAM_MIN on a team");
+        let want = (PartsOutcome::NotSplit, PartsOutcome::Done(2 * mid));
+        assert_eq!(on_team.unwrap(), want, "from TEAM_MIN on a team");
     }
 }

@@ -28,7 +28,7 @@ use crate::kernels::{
     Selection, prefetch,
 };
 use crate::kernels_masked::Partial;
-use crate::parallel::{Exec, Parts};
+use crate::parallel::{Exec, Parts, PartsOutcome};
 use crate::partition::Partition;
 use crate::progress::Progress;
 use std::sync::LazyLock;
@@ -273,7 +273,7 @@ impl<'a, T: Float> Remaining<'a, T> {
             let at = b.as_ref().map(|(p, _)| *p);
             let make_b = || make_b(at.expect("a visitor of the second reference"));
             let as_is = |a, b| (a, b);
-            let (sel_a, sel_b) = if self.ws.is_masked() {
+            let fused = if self.ws.is_masked() {
                 let pb = b.as_ref().map(|(_, row)| Partial::new(row));
                 self.pass(&Partial::new(a), &|| pb.as_ref(), Shape::Fused, make_a, make_b, as_is)
             } else {
@@ -281,6 +281,7 @@ impl<'a, T: Float> Remaining<'a, T> {
                 let cb = b.as_ref().map(|(_, row)| complete(row));
                 self.pass(&complete(a), &|| cb.as_ref(), Shape::Fused, make_a, make_b, as_is)
             };
+            let (sel_a, sel_b) = fused.expect("a fused pass has no part that can abort");
             return Ok((sel_a, at.zip(sel_b)));
         };
         debug_assert_eq!(metric, Metric::Algebraic, "the compact copy scores algebraically");
@@ -348,10 +349,9 @@ impl<'a, T: Float> Remaining<'a, T> {
             Ok(None) => Opening::Empty,
         };
         let shape = Shape::ByReference(&opening);
-        let (sel_a, sel_b) = self.pass(&qa, &query_b, shape, || band_a.clone(), band_b, recheck);
-        if LazyLock::force(&second).is_err() {
-            return Err(Mismatch);
-        }
+        // Aborted when `find_b` reported a mismatch (found at once above when not split).
+        let passed = self.pass(&qa, &query_b, shape, || band_a.clone(), band_b, recheck);
+        let (sel_a, sel_b) = passed.ok_or(Mismatch)?;
         Ok((sel_a, found().map(|b| b.pos).zip(sel_b)))
     }
 
@@ -367,6 +367,8 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// `score_b()` has answered), which the thread that owns it asks first: the others start
     /// on the first part meanwhile. [`Shape::Fused`] scores every chunk against both
     /// references in one read of the data. On one thread both references share one read.
+    ///
+    /// `None` when the second part opened as [`Opening::Abort`]: no visitor was finished.
     fn pass<'b, S, VA, VB, A, B>(
         &self,
         score_a: &S,
@@ -375,7 +377,7 @@ impl<'a, T: Float> Remaining<'a, T> {
         make_a: impl Fn() -> VA + Sync,
         make_b: impl Fn() -> VB + Sync,
         finish: impl Fn(VA, Option<VB>) -> (A, Option<B>) + Sync,
-    ) -> (A, Option<B>)
+    ) -> Option<(A, Option<B>)>
     where
         S: BlockScorer<T> + 'b,
         VA: ScoreVisitor<T>,
@@ -412,11 +414,15 @@ impl<'a, T: Float> Remaining<'a, T> {
         };
         let split = |part| start(!by_reference, part);
         let parts = Parts { count: parts, len: self.m, last_ready: ready };
-        self.exec.map_parts(parts, split, scan, end, merge).unwrap_or_else(|| {
-            let mut both = start(true, 0);
-            kernels::scan_range(&self.ws, 0, self.m, score_a, &mut both);
-            end(both)
-        })
+        match self.exec.map_parts(parts, split, scan, end, merge) {
+            PartsOutcome::Done(merged) => Some(merged),
+            PartsOutcome::Aborted => None,
+            PartsOutcome::NotSplit => {
+                let mut both = start(true, 0);
+                kernels::scan_range(&self.ws, 0, self.m, score_a, &mut both);
+                Some(end(both))
+            }
+        }
     }
 
     /// Position of the unassigned record farthest from `reference` (ties to the lowest id).
