@@ -230,9 +230,10 @@ impl Exec {
             .flatten();
         match merged {
             _ if claims.aborted() => PartsOutcome::Aborted,
-            // The first part is open from the start with `len` ≥ 1 records: some slot
-            // claimed them, and only an abort leaves its visitors unfinished.
-            merged => PartsOutcome::Done(merged.expect("a slot saw the first part's records")),
+            Some(merged) => PartsOutcome::Done(merged),
+            // No slot saw a record: a single part that opened empty (with two or more, the
+            // first is open from the start with its `len` ≥ 1 records).
+            None => PartsOutcome::Done(finish(start(0))),
         }
     }
 }
@@ -372,6 +373,26 @@ mod tests {
                 "once per slot at most"
             );
         }
+    }
+
+    #[test]
+    fn a_single_late_part_that_opens_empty_gives_an_empty_result() {
+        let pool = Parallelism::from_n_jobs(2).unwrap();
+        let len = PARALLEL_MIN;
+        let outcome = pool.install(|e| {
+            e.with_team(len, || {
+                let parts = Parts { count: 1, len, last_ready: || Opening::Empty };
+                e.map_parts(
+                    parts,
+                    |_| 0usize,
+                    |v, _, lo, hi| *v += hi - lo,
+                    |v| v + 1,
+                    |a, b| a + b,
+                )
+            })
+        });
+        // One fresh visitor that saw nothing, finished once.
+        assert_eq!(outcome.unwrap(), PartsOutcome::Done(1));
     }
 
     #[test]
