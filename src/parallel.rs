@@ -99,7 +99,7 @@ pub struct Parts<F> {
 pub enum PartsOutcome<R> {
     /// Not split among threads: the caller makes one fused pass itself.
     NotSplit,
-    /// Its last part opened as [`Opening::Abort`]: no visitor that saw records was finished.
+    /// Its last part opened as [`Opening::Abort`]: no visitor was finished.
     Aborted,
     /// The slots' results, merged.
     Done(R),
