@@ -170,10 +170,13 @@ impl Exec {
     /// A pass made of `parts.count` parts over the same `parts.len` records (one per
     /// reference it serves), split among this thread's team (or the rayon pool) by
     /// [`Claims`]: each slot keeps one visitor per part it touches, from `start(part)`, fed
-    /// chunk by chunk by `scan(visitor, part, lo, hi)` and turned into a result by `finish`
-    /// on the slot's thread; the results are reduced (so they must not depend on the
-    /// split). [`PartsOutcome::NotSplit`] when the pass is not split at all: the caller then
-    /// makes one fused pass, which reads the data once for every part.
+    /// chunk by chunk by `scan(visitor, part, lo, hi)`; a slot's visitors are then joined by
+    /// `combine` and turned into one result by `finish` on the slot's thread, and the
+    /// results are reduced (so they must not depend on the split). One finish per slot, not
+    /// per part: a slot that helped with another part at the end of a pass pays one finish
+    /// (for exact MDAV, one exact re-check whose row loads all overlap) instead of two.
+    /// [`PartsOutcome::NotSplit`] when the pass is not split at all: the caller then makes
+    /// one fused pass, which reads the data once for every part.
     ///
     /// The last part may start late: its chunks are claimed only after `parts.last_ready()`
     /// has said what it is ([`Opening`]: the `len` records, none, or an abort of the whole
@@ -188,6 +191,7 @@ impl Exec {
         parts: Parts<impl Fn() -> Opening + Sync>,
         start: impl Fn(usize) -> V + Sync,
         scan: impl Fn(&mut V, usize, usize, usize) + Sync,
+        combine: impl Fn(V, V) -> V + Sync,
         finish: impl Fn(V) -> R + Sync,
         reduce: impl Fn(R, R) -> R + Sync + Send,
     ) -> PartsOutcome<R> {
@@ -221,7 +225,7 @@ impl Exec {
             if claims.aborted() {
                 return None;
             }
-            visitors.into_iter().flatten().map(&finish).reduce(&reduce)
+            visitors.into_iter().flatten().reduce(&combine).map(&finish)
         };
         // A slot that starts late may find every chunk claimed: it has no result.
         let either = |a: Option<R>, b: Option<R>| merge_options(a, b, &reduce);
@@ -271,43 +275,61 @@ mod tests {
 
     #[test]
     fn parts_see_every_record_once_per_part() {
-        // Per visitor: (part, sum of the records seen, how many); every record of every
-        // part is seen exactly once, whatever thread claims it, on a team or on rayon.
+        // Per part: (sum of the records seen, how many, visitors started); a visitor starts
+        // on one part, and a slot's visitors are combined into one finish. Every record of
+        // every part is seen exactly once, whatever thread claims it, on a team or on rayon.
+        type PerPart = [(u64, u64, u64); 3];
         let len = 100_003;
-        let scan = |v: &mut (usize, u64, u64), part: usize, lo: usize, hi: usize| {
-            assert_eq!(v.0, part, "a visitor only sees its own part");
-            v.1 += (lo as u64..hi as u64).sum::<u64>();
-            v.2 += (hi - lo) as u64;
+        let start = |p: usize| {
+            let mut v: PerPart = [(0, 0, 0); 3];
+            v[p].2 = 1;
+            v
         };
-        let finish = |v: (usize, u64, u64)| {
-            let mut per_part = [(0u64, 0u64, 0u64); 3];
-            per_part[v.0] = (v.1, v.2, 1);
-            per_part
+        let scan = |v: &mut PerPart, part: usize, lo: usize, hi: usize| {
+            let started: Vec<u64> = v.iter().map(|e| e.2).collect();
+            assert_eq!(started.iter().sum::<u64>(), 1, "combined only after the scans");
+            assert_eq!(v[part].2, 1, "a visitor only sees its own part");
+            v[part].0 += (lo as u64..hi as u64).sum::<u64>();
+            v[part].1 += (hi - lo) as u64;
         };
-        let add = |a: [(u64, u64, u64); 3], b: [(u64, u64, u64); 3]| {
+        let add = |a: PerPart, b: PerPart| -> PerPart {
             std::array::from_fn(|p| (a[p].0 + b[p].0, a[p].1 + b[p].1, a[p].2 + b[p].2))
         };
         let whole = (len as u64 * (len as u64 - 1) / 2, len as u64);
         for threads in [2, 3, 5] {
+            let finished = AtomicUsize::new(0);
+            let finish = |v: PerPart| {
+                finished.fetch_add(1, Ordering::Relaxed);
+                v
+            };
             let run = |e: Exec| {
                 let parts = Parts { count: 3, len, last_ready: || Opening::Records };
-                match e.map_parts(parts, |p| (p, 0, 0), scan, finish, add) {
+                match e.map_parts(parts, start, scan, add, finish, add) {
                     PartsOutcome::Done(per_part) => per_part,
                     other => panic!("a split pass that ends: {other:?}"),
                 }
             };
             let pool = Parallelism::from_n_jobs(threads).unwrap();
-            let on_rayon = pool.install(run).unwrap();
-            let on_team = pool.install(|e| e.with_team(len, || run(e))).unwrap();
-            for per_part in [on_rayon, on_team] {
+            for on_team in [false, true] {
+                finished.store(0, Ordering::Relaxed);
+                let per_part = if on_team {
+                    pool.install(|e| e.with_team(len, || run(e))).unwrap()
+                } else {
+                    pool.install(run).unwrap()
+                };
                 for (sum, count, visitors) in per_part {
                     assert_eq!((sum, count), whole);
                     assert!((1..=threads as u64).contains(&visitors), "one visitor per thread");
                 }
+                let finishes = finished.load(Ordering::Relaxed);
+                assert!(
+                    (1..=threads as usize).contains(&finishes),
+                    "one finish per slot: {finishes}"
+                );
             }
         }
         let parts = Parts { count: 2, len, last_ready: || Opening::Records };
-        let one_thread = Exec::SEQUENTIAL.map_parts(parts, |p| (p, 0, 0), scan, finish, add);
+        let one_thread = Exec::SEQUENTIAL.map_parts(parts, start, scan, add, |v| v, add);
         assert_eq!(one_thread, PartsOutcome::NotSplit);
     }
 
@@ -350,7 +372,7 @@ mod tests {
             };
             let run = |e: Exec| {
                 let parts = Parts { count: 2, len, last_ready: &ready };
-                e.map_parts(parts, |_| [0, 0], scan, finish, add)
+                e.map_parts(parts, |_| [0, 0], scan, add, finish, add)
             };
             let on_team = pool.install(|e| e.with_team(len, || run(e))).unwrap();
             let seen = format!("{opening:?}, {threads} threads: {on_team:?}");
@@ -386,6 +408,7 @@ mod tests {
                     parts,
                     |_| 0usize,
                     |v, _, lo, hi| *v += hi - lo,
+                    |a, b| a + b,
                     |v| v + 1,
                     |a, b| a + b,
                 )
@@ -403,6 +426,7 @@ mod tests {
                 Parts { count: 2, len, last_ready: || Opening::Records },
                 |_| 0usize,
                 |v, _, lo, hi| *v += hi - lo,
+                |a, b| a + b,
                 |v| v,
                 |a, b| a + b,
             )

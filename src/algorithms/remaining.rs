@@ -357,8 +357,8 @@ impl<'a, T: Float> Remaining<'a, T> {
 
     /// Positions `0..m` scored by `score_a` (and by `score_b()`, if that gives a scorer)
     /// into fresh visitors, split among the threads where `exec` allows (`Exec::map_parts`);
-    /// each thread's visitors are turned into results by `finish` on that thread, and the
-    /// results are merged. The second selection's result is `None` without `score_b()`.
+    /// each thread's visitors (of both parts) are combined and turned into one result by
+    /// `finish` on that thread, and the results are merged. The second selection's result is `None` without `score_b()`.
     ///
     /// [`Shape::ByReference`] gives the pass one part per reference, so a thread mostly
     /// scores one reference over all the records, and each selection warms up once per
@@ -414,7 +414,9 @@ impl<'a, T: Float> Remaining<'a, T> {
         };
         let split = |part| start(!by_reference, part);
         let parts = Parts { count: parts, len: self.m, last_ready: ready };
-        match self.exec.map_parts(parts, split, scan, end, merge) {
+        // A thread's visitors of both parts: one re-check of both references' candidates.
+        let combine = ScoreVisitor::merge;
+        match self.exec.map_parts(parts, split, scan, combine, end, merge) {
             PartsOutcome::Done(merged) => Some(merged),
             PartsOutcome::Aborted => None,
             PartsOutcome::NotSplit => {
