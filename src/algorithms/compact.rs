@@ -534,13 +534,13 @@ impl<T: Float> Band<T> {
     /// appends their positions to `to`.
     pub fn settle(&mut self, to: &mut Vec<usize>) {
         self.narrow();
-        to.extend(self.keys.iter().map(|&k| k as u32 as usize));
+        to.extend(self.positions());
     }
 
     /// The candidate positions, in no particular order: the band's keys as they are, so
     /// after [`Self::settle`] its candidates for the re-check.
-    pub fn into_positions(self) -> Vec<usize> {
-        self.keys.into_iter().map(|k| k as u32 as usize).collect()
+    pub fn positions(&self) -> impl Iterator<Item = usize> + '_ {
+        self.keys.iter().map(|&k| k as u32 as usize)
     }
 }
 
@@ -619,9 +619,33 @@ pub trait Recheck<T: Float>: ScoreVisitor<T> + Sync {
     /// their positions to `to`: the caller then asks the caches for the rows of every band
     /// at once, before any is re-checked.
     fn settle(bands: &mut Self::Bands, to: &mut Vec<usize>);
-    /// Offers every candidate of `bands` (settled) with its exact score: `exact(positions)`
-    /// scores the candidates of one band.
-    fn recheck(&mut self, bands: Self::Bands, exact: &impl Fn(&[usize]) -> Vec<Pick<T>>);
+    /// Offers every candidate of `bands` (settled) with its exact score, `exact(position)`,
+    /// in `buffers`.
+    fn recheck(
+        &mut self,
+        bands: Self::Bands,
+        exact: &impl Fn(usize) -> Pick<T>,
+        buffers: &mut RecheckBuffers<T>,
+    );
+}
+
+/// The buffers of one re-check, reused for each of its bands: the candidates' exact picks
+/// and their packed keys ([`Offer::offer_all`]), so that a re-check allocates them once
+/// instead of three times per band.
+#[derive(Debug)]
+pub struct RecheckBuffers<T> {
+    picks: Vec<Pick<T>>,
+    keys: Vec<u128>,
+}
+
+impl<T> RecheckBuffers<T> {
+    /// Buffers for `candidates` candidates in all.
+    pub fn with_capacity(candidates: usize) -> Self {
+        RecheckBuffers {
+            picks: Vec::with_capacity(candidates),
+            keys: Vec::with_capacity(candidates),
+        }
+    }
 }
 
 /// One selection: its band, re-checked into it.
@@ -639,8 +663,15 @@ macro_rules! single_selection {
                 bands.settle(to);
             }
 
-            fn recheck(&mut self, bands: Band<T>, exact: &impl Fn(&[usize]) -> Vec<Pick<T>>) {
-                self.offer_all(exact(&bands.into_positions()));
+            fn recheck(
+                &mut self,
+                bands: Band<T>,
+                exact: &impl Fn(usize) -> Pick<T>,
+                buffers: &mut RecheckBuffers<T>,
+            ) {
+                buffers.picks.clear();
+                buffers.picks.extend(bands.positions().map(exact));
+                self.offer_all(&buffers.picks, &mut buffers.keys);
             }
         }
     )*};
@@ -655,7 +686,7 @@ impl<T: Float> Recheck<T> for () {
 
     fn settle(_: &mut (), _: &mut Vec<usize>) {}
 
-    fn recheck(&mut self, _: (), _: &impl Fn(&[usize]) -> Vec<Pick<T>>) {}
+    fn recheck(&mut self, _: (), _: &impl Fn(usize) -> Pick<T>, _: &mut RecheckBuffers<T>) {}
 }
 
 /// Two selections of one pass (F-MDAV §3.2: P's group and the next seed Q).
@@ -671,9 +702,14 @@ impl<T: Float, A: Recheck<T>, B: Recheck<T>> Recheck<T> for (A, B) {
         B::settle(&mut bands.1, to);
     }
 
-    fn recheck(&mut self, bands: Self::Bands, exact: &impl Fn(&[usize]) -> Vec<Pick<T>>) {
-        self.0.recheck(bands.0, exact);
-        self.1.recheck(bands.1, exact);
+    fn recheck(
+        &mut self,
+        bands: Self::Bands,
+        exact: &impl Fn(usize) -> Pick<T>,
+        buffers: &mut RecheckBuffers<T>,
+    ) {
+        self.0.recheck(bands.0, exact, buffers);
+        self.1.recheck(bands.1, exact, buffers);
     }
 }
 

@@ -17,7 +17,7 @@
 //! With a [`CompactCopy`] (high d, `compact.rs`) every algebraic scan reads the int8 copy
 //! and re-checks its few candidates exactly (same answers).
 
-use super::compact::{CompactCopy, CompactQuery, Recheck};
+use super::compact::{CompactCopy, CompactQuery, Recheck, RecheckBuffers};
 use super::norm_order::NormOrder;
 use super::spatial::SpatialIndex;
 use crate::claims::Opening;
@@ -305,18 +305,15 @@ impl<'a, T: Float> Remaining<'a, T> {
         }
         let found = || LazyLock::force(&second).as_ref().ok().and_then(Option::as_ref);
         let ids = self.ws.ids();
-        let exact = |reference: &[T], positions: &[usize]| -> Vec<Pick<T>> {
-            let pick = |&pos: &usize| Pick {
-                score: copy.exact_score(ids[pos], reference),
-                id: ids[pos],
-                pos,
-            };
-            positions.iter().map(pick).collect()
+        let exact = |reference: &[T], pos: usize| Pick {
+            score: copy.exact_score(ids[pos], reference),
+            id: ids[pos],
+            pos,
         };
-        // Each visitor (a thread's chunks of one part) re-checks its own candidates on
-        // its own thread: its band holds every record of the exact selection among the
-        // records it saw (the module doc of `compact.rs`, with those records for the
-        // data), and merging the visitors' exact selections gives the whole pass's.
+        // Each thread re-checks its own candidates (its visitors of both parts, combined):
+        // their bands hold every record of the exact selections among the records it saw
+        // (the module doc of `compact.rs`, with those records for the data), and merging
+        // the threads' exact selections gives the whole pass's.
         let recheck = |mut band_a: A::Bands, mut band_b: Option<B::Bands>| {
             // Every candidate's row is requested before any is scored: the rows are spread
             // over the whole copy, and the loads then overlap instead of queueing (1.6×
@@ -331,12 +328,13 @@ impl<'a, T: Float> Remaining<'a, T> {
             self.rechecked.fetch_add(candidates.len(), Ordering::Relaxed);
             candidates.iter().for_each(|&pos| prefetch(&ids[pos]));
             candidates.iter().for_each(|&pos| copy.prefetch_row(ids[pos]));
+            let mut buffers = RecheckBuffers::with_capacity(candidates.len());
             let mut sel_a = make_a();
-            sel_a.recheck(band_a, &|positions| exact(a, positions));
+            sel_a.recheck(band_a, &|pos| exact(a, pos), &mut buffers);
             let sel_b = band_b.map(|band| {
                 let b = found().expect("a band of the second reference");
                 let mut sel_b = make_b(b.pos);
-                sel_b.recheck(band, &|positions| exact(&b.row, positions));
+                sel_b.recheck(band, &|pos| exact(&b.row, pos), &mut buffers);
                 sel_b
             });
             (sel_a, sel_b)
