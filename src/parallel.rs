@@ -286,8 +286,8 @@ mod tests {
             v
         };
         let scan = |v: &mut PerPart, part: usize, lo: usize, hi: usize| {
-            let started: Vec<u64> = v.iter().map(|e| e.2).collect();
-            assert_eq!(started.iter().sum::<u64>(), 1, "combined only after the scans");
+            let started: u64 = v.iter().map(|e| e.2).sum();
+            assert_eq!(started, 1, "combined only after the scans");
             assert_eq!(v[part].2, 1, "a visitor only sees its own part");
             v[part].0 += (lo as u64..hi as u64).sum::<u64>();
             v[part].1 += (hi - lo) as u64;

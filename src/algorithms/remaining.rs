@@ -356,7 +356,8 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// Positions `0..m` scored by `score_a` (and by `score_b()`, if that gives a scorer)
     /// into fresh visitors, split among the threads where `exec` allows (`Exec::map_parts`);
     /// each thread's visitors (of both parts) are combined and turned into one result by
-    /// `finish` on that thread, and the results are merged. The second selection's result is `None` without `score_b()`.
+    /// `finish` on that thread, and the results are merged. The second selection's result
+    /// is `None` without `score_b()`.
     ///
     /// [`Shape::ByReference`] gives the pass one part per reference, so a thread mostly
     /// scores one reference over all the records, and each selection warms up once per
