@@ -196,27 +196,40 @@ impl<T: Float> CompactCopy<T> {
     /// Prepares a pass against `reference`: the integer weights ŵ and their scale σ, the
     /// constant ⟨mid, r⟩ and the bound B on |ŝ − s| (see the module doc).
     pub fn query(&self, reference: &[T]) -> CompactQuery<'_, T> {
-        let r: Vec<f64> = reference.iter().map(|v| v.as_f64()).collect();
-        let w: Vec<f64> = r.iter().zip(&self.step).map(|(r, s)| r * s).collect();
+        let r = |j: usize| reference[j].as_f64();
+        let w = |j: usize| r(j) * self.step[j];
         // |⟨q, ŵ⟩| ≤ 127·Σ|ŵ_j| must fit an i32 (and one vpmaddwd pair sum always does).
         let w_max = (f64::from(i32::MAX) / (QMAX * self.d as f64)).floor().min(32_767.0);
-        let largest = w.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        let largest = (0..self.d).fold(0.0f64, |a, j| a.max(w(j).abs()));
         let scale = T::from_f64_lossy(largest / w_max).as_f64();
         let scale = if scale > 0.0 && scale.is_finite() { scale } else { 1.0 };
-        let wq: Vec<i16> =
-            w.iter().map(|v| (v / scale).round().clamp(-w_max, w_max) as i16).collect();
-        let c0_exact: f64 = r.iter().zip(&self.mid).map(|(r, m)| r * m).sum();
+        // One pass over the attributes, with no temporary vectors (the caller's serial path
+        // between two passes makes one query a round): the weights, packed in pairs, and
+        // every sum of the bound, each in attribute order.
+        let (mut c0_exact, mut sum_w, mut sum_wq, mut off) = (0.0, 0.0, 0.0, 0.0);
+        let (mut quantization, mut sum_rm, mut sum_rx) = (0.0, 0.0, 0.0);
+        let mut pair_weights = Vec::with_capacity(self.pairs);
+        for j in 0..self.d {
+            let (rj, wj) = (r(j), w(j));
+            let q = (wj / scale).round().clamp(-w_max, w_max) as i16;
+            if j % 2 == 0 {
+                pair_weights.push(i32::from(q as u16));
+            } else {
+                *pair_weights.last_mut().expect("the pair's first weight") |= i32::from(q) << 16;
+            }
+            c0_exact += rj * self.mid[j];
+            sum_w += wj.abs();
+            sum_wq += f64::from(q).abs();
+            off += (wj - scale * f64::from(q)).abs();
+            quantization += rj.abs() * self.err[j];
+            sum_rm += rj.abs() * self.mid[j].abs();
+            sum_rx += rj.abs() * self.max_abs[j];
+        }
         let c0 = T::from_f64_lossy(c0_exact);
         let eps = T::epsilon().as_f64();
-        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x.abs() * y).sum::<f64>();
-        let sum_w: f64 = w.iter().map(|v| v.abs()).sum();
-        let sum_wq: f64 = wq.iter().map(|&v| f64::from(v).abs()).sum::<f64>() * scale;
+        let sum_wq = sum_wq * scale;
         // Replacing w by σ·ŵ (and the f64 rounding of w itself) moves ŝ by at most this.
-        let weights: f64 =
-            w.iter().zip(&wq).map(|(v, &q)| (v - scale * f64::from(q)).abs()).sum::<f64>() * QMAX
-                + QMAX * 4.0 * f64::EPSILON * sum_w;
-        let quantization = dot(&r, &self.err);
-        let sum_rm = dot(&r, &self.mid.iter().map(|m| m.abs()).collect::<Vec<_>>());
+        let weights = off * QMAX + QMAX * 4.0 * f64::EPSILON * sum_w;
         let dims = self.d as f64;
         // Rounding of ŝ (⟨mid, r⟩, h − c0, the integer sum to T, its product with σ and the
         // last subtraction, in T) and of s (d products and subtractions in T), each at most
@@ -224,16 +237,9 @@ impl<T: Float> CompactCopy<T> {
         let approx_rounding = (dims + 3.0)
             * eps
             * (self.max_half_norm + c0.as_f64().abs() + QMAX * sum_w.max(sum_wq) + sum_rm);
-        let exact_rounding = (dims + 2.0) * eps * (self.max_half_norm + dot(&r, &self.max_abs));
+        let exact_rounding = (dims + 2.0) * eps * (self.max_half_norm + sum_rx);
         let bound =
             (quantization + weights) * (1.0 + 1e-9) + 2.0 * (approx_rounding + exact_rounding);
-        let pair_weights = wq
-            .chunks(2)
-            .map(|p| {
-                let (lo, hi) = (p[0], p.get(1).copied().unwrap_or(0));
-                i32::from(lo as u16) | (i32::from(hi) << 16)
-            })
-            .collect();
         CompactQuery {
             copy: self,
             pair_weights,
