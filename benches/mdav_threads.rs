@@ -2,7 +2,11 @@
 //! k = 10) on Gaussian N × D data (200 000 × 15 unless given; N ≥ 10) on one and two threads,
 //! alternating, best of ROUNDS (5), for f32 and f64, with the speed-up and whether the
 //! labels are the same (issue #15, goal 3), and the time of one empty pass of a team of two
-//! threads (the synchronisation every round pays). Two timings: `mdav` itself, and the whole
+//! threads (the synchronisation every round pays), before and after. The speed-up of each
+//! alternating pair of runs is printed too, with its median: on a VM the best one-thread and
+//! the best two-thread run can come from different spells (the empty pass took 0.12 µs in
+//! some spells and 0.27–0.37 µs in others, and two-thread runs were up to 13% slower in the
+//! slow ones). Two timings: `mdav` itself, and the whole
 //! `microaggregate` (checks, scaling, working set, `mdav`, centroids and information loss:
 //! what the Python `microaggregate` runs, without the conversion of its arguments).
 //! Prints; asserts nothing. Uses mimalloc, the allocator of the Python extension
@@ -49,14 +53,17 @@ fn whole<T: Float>(x: &Array2<T>, jobs: i64) -> Timed {
     (t0.elapsed().as_secs_f64(), out.partition.labels().to_vec())
 }
 
-/// Best of `rounds` alternating one- and two-thread runs of `run`, printed.
+/// Best of `rounds` alternating one- and two-thread runs of `run`, printed, then the
+/// speed-up of each pair (one run on one thread, the next on two) and their median.
 fn compare<T: Float>(what: &str, x: &Array2<T>, rounds: usize, run: fn(&Array2<T>, i64) -> Timed) {
     let (mut one, mut two) = (f64::INFINITY, f64::INFINITY);
     let mut same = true;
+    let mut pairs = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         let (t1, l1) = run(x, 1);
         let (t2, l2) = run(x, 2);
         (one, two, same) = (one.min(t1), two.min(t2), same && l1 == l2);
+        pairs.push(t1 / t2);
     }
     let (n, d) = x.dim();
     println!(
@@ -64,6 +71,12 @@ fn compare<T: Float>(what: &str, x: &Array2<T>, rounds: usize, run: fn(&Array2<T
         T::NAME,
         one / two
     );
+    let listed: Vec<String> = pairs.iter().map(|r| format!("{r:.3}")).collect();
+    pairs.sort_by(f64::total_cmp);
+    let mid = pairs.len() / 2;
+    let median =
+        if pairs.len() % 2 == 1 { pairs[mid] } else { (pairs[mid - 1] + pairs[mid]) / 2.0 };
+    println!("{:<14} pairs {}, median {median:.3}x", "", listed.join(" "));
 }
 
 /// Best mean µs per pass of a team of two threads over passes of no work (a chunk per
@@ -93,9 +106,10 @@ fn main() {
     let mut rng = StdRng::seed_from_u64(42);
     let x = Array2::<f64>::from_shape_simple_fn((n, d), || StandardNormal.sample(&mut rng));
     let x32 = x.mapv(|v| v as f32);
+    println!("team of 2 threads: {:.3} us per empty pass (before)", team_round_trip());
     compare("mdav", &x32, rounds, mdav_only::<f32>);
     compare("mdav", &x, rounds, mdav_only::<f64>);
     compare("microaggregate", &x32, rounds, whole::<f32>);
     compare("microaggregate", &x, rounds, whole::<f64>);
-    println!("team of 2 threads: {:.3} us per empty pass", team_round_trip());
+    println!("team of 2 threads: {:.3} us per empty pass (after)", team_round_trip());
 }
