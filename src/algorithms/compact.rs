@@ -30,7 +30,7 @@ use crate::dataset::WorkingSet;
 use crate::float::{Float, from_order_bits, order_bits};
 use crate::kernels::{
     Aligned, BLOCK, BlockScorer, Exclude, Farthest, Nearest, Offer, Pick, Ranked, ScoreVisitor,
-    max_value, min_value, prefetch,
+    max_value, min_value, prefetch, prefetch_for_write,
 };
 use crate::parallel::Exec;
 use rayon::prelude::*;
@@ -155,14 +155,15 @@ impl<T: Float> CompactCopy<T> {
         }
     }
 
-    /// Asks the caches for the codes of the record at position `p` (before a swap).
+    /// Asks the caches for the codes of the record at position `p` ahead of a [`Self::swap`]
+    /// (for writing: the threads of the passes read them).
     #[inline]
     pub fn prefetch_codes(&self, p: usize) {
         if self.d == 0 {
             return;
         }
-        prefetch(&self.q[code_index(self.pairs, p, 0)]);
-        prefetch(&self.q[code_index(self.pairs, p, self.d - 1)]);
+        prefetch_for_write(&self.q[code_index(self.pairs, p, 0)]);
+        prefetch_for_write(&self.q[code_index(self.pairs, p, self.d - 1)]);
     }
 
     /// The exact values of the record `id`.
