@@ -39,7 +39,10 @@ impl Progress {
         self.rounds.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Records that a pass read `bytes` more bytes of working data.
+    /// Records that a pass read `bytes` more bytes of working data: one read of the records
+    /// it scores, even where threads split it by reference and read them once per
+    /// reference (`Exec::map_parts`), so that passes per round mean the same on any
+    /// number of threads.
     #[inline]
     pub fn scanned(&self, bytes: usize) {
         self.scanned.fetch_add(bytes, Ordering::Relaxed);

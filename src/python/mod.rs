@@ -94,7 +94,9 @@ impl Progress {
 
     /// Bytes of working data read by the streaming passes so far (MDAV, MDAV*; a full pass
     /// of exact MDAV reads d + 1 values per record, a pass of the compact copy d bytes and one
-    /// value).
+    /// value). It counts one read per pass, however many references the pass serves. Split
+    /// among threads, a pass over the compact copy that serves two references reads the
+    /// records twice.
     #[getter]
     fn bytes_scanned(&self) -> usize {
         self.inner.bytes_scanned()
