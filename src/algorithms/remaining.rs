@@ -702,14 +702,15 @@ impl<'a, T: Float> Remaining<'a, T> {
                 copy.prefetch_codes(p);
             }
         }
-        for p in touched() {
-            self.ws.prefetch_position_for_write(ids[p]);
-        }
-        for &p in positions {
+        // The members come first in `touched`: their labels are written, their rows read.
+        for (i, p) in touched().enumerate() {
             let id = ids[p];
-            prefetch_for_write(&self.labels[id as usize]);
-            if let Some(copy) = &self.compact {
-                copy.prefetch_row(id);
+            self.ws.prefetch_position_for_write(id);
+            if i < positions.len() {
+                prefetch_for_write(&self.labels[id as usize]);
+                if let Some(copy) = &self.compact {
+                    copy.prefetch_row(id);
+                }
             }
         }
     }
