@@ -88,9 +88,9 @@ impl<T: Float> CompactCopy<T> {
     /// Quantizes every record of `ws` (complete data) in its current position order, and
     /// copies the rows by id, in parallel chunks where `exec` allows. The codes are written
     /// in place, block by block, straight from the columns: no per-attribute code vectors
-    /// and no interleaving pass. At 200 000 × 15 (f32, one thread) the codes took 3.7–4.3 ms
-    /// this way against 5.8 ms (fresh memory costs about 0.3 ms a megabyte in page faults on
-    /// this VM). (Session 10 wrote the rows on one thread: two threads faulting fresh pages
+    /// and no interleaving pass. At 200 000 × 15 (f32, one thread) the scales and codes took
+    /// 4.0–4.7 ms this way against 5.8 ms (fresh memory costs about 0.3 ms a megabyte in
+    /// page faults on this VM). (Session 10 wrote the rows on one thread: two threads faulting fresh pages
     /// in at once then took 20–24 ms instead of 3 ms on a VM.)
     pub fn new(ws: &WorkingSet<T>, exec: Exec) -> Self {
         let (n, d) = (ws.n(), ws.d());
