@@ -448,10 +448,10 @@ impl<T: Float> Ranked<T> {
 
     #[inline(never)]
     fn push_key(&mut self, key: Key<T>) {
-        if let Some(t) = self.threshold {
-            if key_cmp(&key, &t) != Ordering::Less {
-                return;
-            }
+        if let Some(t) = self.threshold
+            && key_cmp(&key, &t) != Ordering::Less
+        {
+            return;
         }
         self.keys.push(key);
         self.settled = false;
@@ -507,10 +507,10 @@ impl<T: Float> ScoreVisitor<T> for Ranked<T> {
             return;
         }
         let sign = self.sign;
-        if let Some(t) = self.threshold {
-            if !scores.iter().fold(false, |acc, &v| acc | (sign * v <= t.0)) {
-                return;
-            }
+        if let Some(t) = self.threshold
+            && !scores.iter().fold(false, |acc, &v| acc | (sign * v <= t.0))
+        {
+            return;
         }
         for (i, &v) in scores.iter().enumerate() {
             let pos = offset + i;

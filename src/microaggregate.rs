@@ -114,16 +114,13 @@ pub fn microaggregate_with<S: Float, T: Float>(
             reason: format!("method 'univariate' needs exactly one attribute, got {}", x.ncols()),
         });
     }
-    if let Some(m) = workflow.max_part {
-        if m < 2 * k {
-            return Err(Error::InvalidParameter {
-                name: "max_part".into(),
-                reason: format!(
-                    "must be at least 2k = {} (each half of a cut has k), got {m}",
-                    2 * k
-                ),
-            });
-        }
+    if let Some(m) = workflow.max_part
+        && m < 2 * k
+    {
+        return Err(Error::InvalidParameter {
+            name: "max_part".into(),
+            reason: format!("must be at least 2k = {} (each half of a cut has k), got {m}", 2 * k),
+        });
     }
     let scaling = match (&workflow.scale, workflow.max_part) {
         (Some(scale), _) => Scaling::with_scale(x, scale)?,

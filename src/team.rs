@@ -266,7 +266,7 @@ impl Team {
             }
             std::hint::spin_loop();
             spins = spins.wrapping_add(1);
-            if spins % 256 == 0 && start.elapsed() > SPIN {
+            if spins.is_multiple_of(256) && start.elapsed() > SPIN {
                 break;
             }
         }

@@ -314,7 +314,9 @@ fn dots_avx2(codes: &[i8], pair_weights: &[i32], out: &mut [i32]) {
     use std::arch::x86_64::*;
     const GROUP: usize = 8;
     let bytes = pair_weights.len() * PAIR_BYTES;
-    assert!(out.len() % BLOCK_RECORDS == 0 && codes.len() == out.len() / BLOCK_RECORDS * bytes);
+    assert!(
+        out.len().is_multiple_of(BLOCK_RECORDS) && codes.len() == out.len() / BLOCK_RECORDS * bytes
+    );
     let mut groups = codes.chunks_exact(GROUP * bytes);
     let mut outs = out.chunks_exact_mut(GROUP * BLOCK_RECORDS);
     for (group, dots) in (&mut groups).zip(&mut outs) {

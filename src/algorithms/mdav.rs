@@ -171,10 +171,10 @@ pub fn mdav<T: Float>(
             // Run by one thread of Q's pass while the others start on Q's scores: the check
             // of P, then the guess of the next round's seed.
             let find = |rest: &Remaining<T>| {
-                if let (Some(order), Some((seed, c, back))) = (order.as_mut(), &check) {
-                    if !rest.was_farthest_from_centroid(c, back, *seed, order) {
-                        return Err(Mismatch);
-                    }
+                if let (Some(order), Some((seed, c, back))) = (order.as_mut(), &check)
+                    && !rest.was_farthest_from_centroid(c, back, *seed, order)
+                {
+                    return Err(Mismatch);
                 }
                 Ok(match (order.as_mut(), &before) {
                     (Some(order), Some((seed, center))) if rest.len() >= 4 * k => {

@@ -72,11 +72,11 @@ pub fn improve<'a>(
     for _ in 0..max_rounds {
         let mut changed = false;
         for i in c.live_ids() {
-            if c.size(i) == k {
-                if let Some(receivers) = c.try_dissolve(i) {
-                    changed = true;
-                    split_large(&mut c, &receivers, k);
-                }
+            if c.size(i) == k
+                && let Some(receivers) = c.try_dissolve(i)
+            {
+                changed = true;
+                split_large(&mut c, &receivers, k);
             }
         }
         for i in c.live_ids() {

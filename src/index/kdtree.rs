@@ -60,7 +60,7 @@ impl<T: Float> KdTree<T> {
 
     /// Like [`new`](Self::new) with leaves of at most `leaf` points (`leaf ≥ 1`).
     pub fn with_leaf_size(points: &[T], dim: usize, leaf: usize) -> Self {
-        assert!(dim > 0 && points.len() % dim == 0, "points must be n x dim, dim > 0");
+        assert!(dim > 0 && points.len().is_multiple_of(dim), "points must be n x dim, dim > 0");
         let n = points.len() / dim;
         assert!(n <= u32::MAX as usize, "at most 2^32 - 1 points");
         let mut order: Vec<u32> = (0..n as u32).collect();
@@ -292,10 +292,10 @@ impl<T: Float> KdTree<T> {
     /// skipping every subtree whose box `search` rules out (asked again just before the
     /// second child, as the search may have tightened meanwhile).
     pub fn walk<S: BoxSearch<T>>(&self, search: &mut S) {
-        if let Some(bound) = self.bound(0, search) {
-            if search.worth(bound) {
-                self.walk_node(0, search);
-            }
+        if let Some(bound) = self.bound(0, search)
+            && search.worth(bound)
+        {
+            self.walk_node(0, search);
         }
     }
 
