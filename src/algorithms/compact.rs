@@ -82,6 +82,8 @@ pub struct CompactCopy<T> {
     max_half_norm: f64,
     /// Per original id: its d values, then its ½‖x‖² (exactly the working set's).
     rows: Vec<T>,
+    /// The dot-product kernel of this CPU, detected once.
+    kernel: DotKernel,
 }
 
 impl<T: Float> CompactCopy<T> {
@@ -136,6 +138,7 @@ impl<T: Float> CompactCopy<T> {
             max_abs: scales.iter().map(|s| s.max_abs).collect(),
             max_half_norm: ws.half_norms().iter().fold(0.0, |a, h| a.max(h.as_f64().abs())),
             rows,
+            kernel: DotKernel::detect(),
         }
     }
 
@@ -246,23 +249,15 @@ impl<T: Float> CompactCopy<T> {
             scale: T::from_f64_lossy(scale),
             c0,
             margin: 2.0 * bound,
-            kernel: DotKernel::detect(),
         }
     }
 
     /// ⟨q, ŵ⟩ of every record of `blocks` blocks from block `first` into `out` (8 a block).
     #[inline(always)]
-    fn dots(
-        &self,
-        pair_weights: &[i32],
-        first: usize,
-        blocks: usize,
-        out: &mut [i32],
-        kernel: DotKernel,
-    ) {
+    fn dots(&self, pair_weights: &[i32], first: usize, blocks: usize, out: &mut [i32]) {
         let bytes = self.pairs * PAIR_BYTES;
         let codes = &self.q[first * bytes..(first + blocks) * bytes];
-        kernel.dots(codes, pair_weights, &mut out[..blocks * BLOCK_RECORDS]);
+        self.kernel.dots(codes, pair_weights, &mut out[..blocks * BLOCK_RECORDS]);
     }
 }
 
@@ -410,7 +405,7 @@ fn dots_avx2_blocks<const G: usize>(codes: &[i8], pair_weights: &[i32], out: &mu
 /// fused); the two halves are added at the end. Ten vector instructions a block of 8
 /// records with 15 or 16 attributes instead of [`dots_avx2`]'s 24, the same integers:
 /// `vpdpwssd` wraps as `vpaddd` does, and no sum overflows. Exact MDAV at 200 000 × 15
-/// ran 20–30% faster with it than with [`dots_avx2`] on an AVX-512 Xeon
+/// took 16–28% less time with it than with [`dots_avx2`] on an AVX-512 Xeon
 /// (`bench-results/mdav_threads_rust.md`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
@@ -545,7 +540,6 @@ pub struct CompactQuery<'a, T> {
     scale: T,
     c0: T,
     margin: f64,
-    kernel: DotKernel,
 }
 
 impl<T> CompactQuery<'_, T> {
@@ -563,7 +557,7 @@ impl<T: Float> BlockScorer<T> for CompactQuery<'_, T> {
         let mut dots = Aligned([0i32; BLOCK + BLOCK_RECORDS]);
         let (first, skip) = (start / BLOCK_RECORDS, start % BLOCK_RECORDS);
         let blocks = (skip + out.len()).div_ceil(BLOCK_RECORDS);
-        self.copy.dots(&self.pair_weights, first, blocks, &mut dots.0, self.kernel);
+        self.copy.dots(&self.pair_weights, first, blocks, &mut dots.0);
         let h = &ws.half_norms()[start..start + out.len()];
         let score = |h: T, dot: i32| (h - self.c0) - self.scale * T::from_i32_lossy(dot);
         let dots = &dots.0[skip..skip + out.len()];
@@ -710,8 +704,9 @@ impl<T: Float> ScoreVisitor<T> for Band<T> {
         // Almost every block has no score within the limit: one vectorized test rejects it.
         // An "or" of the comparisons, not the block's extreme compared to the limit: the
         // extreme folds its lanes one after the other (16 dependent min instructions a
-        // block), the comparisons are independent. Scans of 100 000 × 15 f32 took 5–15%
-        // less time this way (one band and two; `bench-results/mdav_threads_rust.md`).
+        // block), the comparisons are independent. Scans of 100 000 × 15 f32 took 2–14%
+        // less time this way with one band, 13–14% with two
+        // (`bench-results/mdav_threads_rust.md`).
         if !scores.iter().fold(false, |hit, &v| hit | (sign * v <= limit)) {
             return;
         }
