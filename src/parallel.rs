@@ -137,6 +137,65 @@ impl Exec {
         self.threads > 1 && len >= min
     }
 
+    /// `f(i)` for every `i < len`, collected in order: on the pool when parallel, else on
+    /// this thread. The one "maybe parallel" branch of the set-up loops (per attribute, per
+    /// chunk of groups), whose results must not depend on the thread count.
+    pub fn map_indices<R, C>(self, len: usize, f: impl Fn(usize) -> R + Sync + Send) -> C
+    where
+        R: Send,
+        C: FromIterator<R> + FromParallelIterator<R>,
+    {
+        if self.is_parallel() {
+            (0..len).into_par_iter().map(f).collect()
+        } else {
+            (0..len).map(f).collect()
+        }
+    }
+
+    /// `map(i, chunk)` for the `i`-th chunk of `size` elements of `data` (the last may be
+    /// shorter), reduced by `reduce` from `identity()`: on the pool when parallel, else on
+    /// this thread in chunk order. `reduce` must be associative and `identity()` neutral
+    /// for it, so that every thread count gives the same result.
+    pub fn map_reduce_chunks_mut<E: Send, R: Send>(
+        self,
+        data: &mut [E],
+        size: usize,
+        map: impl Fn(usize, &mut [E]) -> R + Sync + Send,
+        identity: impl Fn() -> R + Sync + Send,
+        reduce: impl Fn(R, R) -> R + Sync + Send,
+    ) -> R {
+        let map = |(i, chunk): (usize, &mut [E])| map(i, chunk);
+        if self.is_parallel() {
+            data.par_chunks_mut(size).enumerate().map(map).reduce(identity, reduce)
+        } else {
+            data.chunks_mut(size).enumerate().map(map).fold(identity(), reduce)
+        }
+    }
+
+    /// `f(i, chunk)` for the `i`-th chunk of `size` elements of `data` (the last may be
+    /// shorter), on the pool when parallel.
+    pub fn for_each_chunk_mut<E: Send>(
+        self,
+        data: &mut [E],
+        size: usize,
+        f: impl Fn(usize, &mut [E]) + Sync + Send,
+    ) {
+        self.map_reduce_chunks_mut(data, size, f, || (), |(), ()| ());
+    }
+
+    /// Sorts `v` by `cmp` (unstable): with rayon's parallel sort when parallel.
+    pub fn sort_unstable_by<E: Send>(
+        self,
+        v: &mut [E],
+        cmp: impl Fn(&E, &E) -> std::cmp::Ordering + Sync,
+    ) {
+        if self.is_parallel() {
+            v.par_sort_unstable_by(cmp);
+        } else {
+            v.sort_unstable_by(cmp);
+        }
+    }
+
     /// Runs `f` with a [`team`](crate::team) of this many threads for the passes it makes
     /// on this thread, when passes over `len` records would be split at all; plain `f()`
     /// otherwise. For loops of many short passes: one synchronisation per pass instead of
@@ -257,6 +316,47 @@ mod tests {
         assert!(Parallelism::from_n_jobs(0).is_err());
         assert!(Parallelism::from_n_jobs(-100_000).is_err());
         assert!(Parallelism::from_n_jobs(-1).is_ok());
+    }
+
+    #[test]
+    fn maybe_parallel_helpers_give_the_sequential_results() {
+        let seq = Exec::SEQUENTIAL;
+        let pool = Parallelism::from_n_jobs(3).unwrap();
+        let squares = |e: Exec| e.map_indices::<u64, Vec<u64>>(1000, |i| (i * i) as u64);
+        let want: Vec<u64> = (0..1000).map(|i| i * i).collect();
+        assert_eq!(squares(seq), want);
+        assert_eq!(pool.install(squares).unwrap(), want);
+        // Chunk indices and contents reach `map` in pairs; the reduction keeps the order.
+        let tagged = |e: Exec| {
+            let mut data: Vec<u32> = (0..1003).collect();
+            let map = |i: usize, c: &mut [u32]| {
+                c.iter_mut().for_each(|v| *v += 1);
+                vec![(i, c.len(), c[0])]
+            };
+            let cat = |mut a: Vec<_>, b: Vec<_>| {
+                a.extend(b);
+                a
+            };
+            let chunks = e.map_reduce_chunks_mut(&mut data, 100, map, Vec::new, cat);
+            e.for_each_chunk_mut(&mut data, 7, |i, c| c.iter_mut().for_each(|v| *v += i as u32));
+            (chunks, data)
+        };
+        let (chunks, data) = tagged(seq);
+        assert_eq!(chunks.len(), 11);
+        assert!(chunks.iter().enumerate().all(|(k, &(i, len, first))| {
+            i == k && len == if k == 10 { 3 } else { 100 } && first == 100 * k as u32 + 1
+        }));
+        assert!(data.iter().enumerate().all(|(j, &v)| v == j as u32 + 1 + (j / 7) as u32));
+        assert_eq!(pool.install(tagged).unwrap(), (chunks, data));
+        let sorted = |e: Exec| {
+            let mut v: Vec<u64> =
+                (0..5000u64).map(|i| i.wrapping_mul(2_654_435_761) % 9973).collect();
+            e.sort_unstable_by(&mut v, |a, b| b.cmp(a));
+            v
+        };
+        let want = sorted(seq);
+        assert!(want.windows(2).all(|w| w[0] >= w[1]));
+        assert_eq!(pool.install(sorted).unwrap(), want);
     }
 
     #[test]

@@ -7,7 +7,6 @@ use crate::float::Float;
 use crate::parallel::Exec;
 use crate::workflow::aggregate::{Aggregation, group_value, weighted_mean};
 use ndarray::{Array2, ArrayView2};
-use rayon::prelude::*;
 
 /// Group label of each record (original order); labels are `0..n_groups`, in order of
 /// creation by the algorithm.
@@ -207,11 +206,7 @@ impl Evaluation {
             sums
         };
         let chunks = partition.n_groups.div_ceil(GROUPS_PER_CHUNK);
-        let parts: Vec<ChunkSums> = if exec.is_parallel() {
-            (0..chunks).into_par_iter().map(chunk).collect()
-        } else {
-            (0..chunks).map(chunk).collect()
-        };
+        let parts: Vec<ChunkSums> = exec.map_indices(chunks, chunk);
         let (mut centroids, mut released) = (Vec::new(), Vec::new());
         let (mut sse, mut sst) = (0.0, 0.0);
         for part in parts {

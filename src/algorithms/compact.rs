@@ -33,7 +33,6 @@ use crate::kernels::{
     max_value, min_value, prefetch, prefetch_for_write,
 };
 use crate::parallel::Exec;
-use rayon::prelude::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -96,38 +95,24 @@ impl<T: Float> CompactCopy<T> {
     /// faulting fresh pages in at once then took 20–24 ms instead of 3 ms on a VM.)
     pub fn new(ws: &WorkingSet<T>, exec: Exec) -> Self {
         let (n, d) = (ws.n(), ws.d());
-        let scales: Vec<Scale> = if exec.is_parallel() {
-            (0..d).into_par_iter().map(|j| Scale::of(ws.column(j))).collect()
-        } else {
-            (0..d).map(|j| Scale::of(ws.column(j))).collect()
-        };
+        let scales: Vec<Scale> = exec.map_indices(d, |j| Scale::of(ws.column(j)));
         let pairs = d.div_ceil(2);
         let mut q = vec![0i8; n.div_ceil(BLOCK_RECORDS) * pairs * PAIR_BYTES];
         let task = TASK_BLOCKS * pairs * PAIR_BYTES;
-        let quantize = |(t, codes): (usize, &mut [i8])| {
+        let quantize = |t: usize, codes: &mut [i8]| {
             quantize_blocks(ws, &scales, pairs, t * TASK_BLOCKS, codes)
         };
-        let err = if exec.is_parallel() {
-            q.par_chunks_mut(task.max(1))
-                .enumerate()
-                .map(quantize)
-                .reduce(|| vec![0.0; d], larger_each)
-        } else {
-            q.chunks_mut(task.max(1)).enumerate().map(quantize).fold(vec![0.0; d], larger_each)
-        };
+        let err =
+            exec.map_reduce_chunks_mut(&mut q, task.max(1), quantize, || vec![0.0; d], larger_each);
         let mut rows = vec![T::zero(); n * (d + 1)];
-        let fill = |(id, row): (usize, &mut [T])| {
+        let fill = |id: usize, row: &mut [T]| {
             let p = ws.position_of(id as u32);
             for (j, r) in row[..d].iter_mut().enumerate() {
                 *r = ws.column(j)[p];
             }
             row[d] = ws.half_norms()[p];
         };
-        if exec.is_parallel() {
-            rows.par_chunks_mut(d + 1).enumerate().for_each(fill);
-        } else {
-            rows.chunks_mut(d + 1).enumerate().for_each(fill);
-        }
+        exec.for_each_chunk_mut(&mut rows, d + 1, fill);
         CompactCopy {
             d,
             pairs,

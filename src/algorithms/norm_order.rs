@@ -34,7 +34,6 @@ use crate::dataset::WorkingSet;
 use crate::float::{Float, from_order_bits, order_bits};
 use crate::kernels::Pick;
 use crate::parallel::Exec;
-use rayon::slice::ParallelSliceMut;
 
 /// How many visited records share one block of kept bounds at most: a search looks at a
 /// block's bound first, and at its records only when one of them could win.
@@ -116,11 +115,7 @@ impl NormOrder {
     pub fn new<T: Float>(ws: &WorkingSet<T>, exec: Exec) -> Self {
         let key = |(h, &id): (&T, &u32)| (u128::from(!order_bits(h.as_f64())) << 32) | id as u128;
         let mut entries: Vec<u128> = ws.half_norms().iter().zip(ws.ids()).map(key).collect();
-        if exec.is_parallel() {
-            entries.par_sort_unstable();
-        } else {
-            entries.sort_unstable();
-        }
+        exec.sort_unstable_by(&mut entries, u128::cmp);
         let (known, blocks, at) = (Vec::new(), Vec::new(), Vec::new());
         NormOrder { entries, walked: 0, known, blocks, kept: 0, at, skip: 0, backoff: 0 }
     }

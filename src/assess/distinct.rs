@@ -8,7 +8,6 @@
 use crate::float::{Float, order_bits};
 use crate::parallel::Exec;
 use ndarray::ArrayView2;
-use rayon::prelude::*;
 use std::cmp::Ordering;
 
 /// The distinct rows of an n × d table (see the module docs).
@@ -52,11 +51,7 @@ impl<T: Float> DistinctRows<T> {
         let row = |i: u32| &data[i as usize * d..(i as usize + 1) * d];
         let mut order: Vec<u32> = (0..n as u32).collect();
         let cmp = |a: &u32, b: &u32| compare_rows(row(*a), row(*b));
-        if exec.is_parallel() {
-            order.par_sort_unstable_by(cmp);
-        } else {
-            order.sort_unstable_by(cmp);
-        }
+        exec.sort_unstable_by(&mut order, cmp);
         let mut out =
             DistinctRows { dim: d, rows: Vec::new(), counts: Vec::new(), of_record: vec![0; n] };
         for (pos, &i) in order.iter().enumerate() {
