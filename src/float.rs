@@ -17,6 +17,9 @@ pub trait Float: NdFloat + Send + Sync + Default {
     /// Converts an integer, rounded to nearest (exact in f64, and in f32 up to 2²⁴; the
     /// compact copy's dot products).
     fn from_i32_lossy(v: i32) -> Self;
+    /// The slices as f32 when this is f32 (`None` for f64): lets a kernel written with
+    /// f32 intrinsics serve the generic code without a cast (`compact.rs`'s scores).
+    fn as_f32s<'a>(out: &'a mut [Self], values: &'a [Self]) -> Option<(&'a mut [f32], &'a [f32])>;
 }
 
 impl Float for f32 {
@@ -33,6 +36,10 @@ impl Float for f32 {
     fn from_i32_lossy(v: i32) -> Self {
         v as f32
     }
+    #[inline(always)]
+    fn as_f32s<'a>(out: &'a mut [f32], values: &'a [f32]) -> Option<(&'a mut [f32], &'a [f32])> {
+        Some((out, values))
+    }
 }
 
 impl Float for f64 {
@@ -48,6 +55,10 @@ impl Float for f64 {
     #[inline(always)]
     fn from_i32_lossy(v: i32) -> Self {
         f64::from(v)
+    }
+    #[inline(always)]
+    fn as_f32s<'a>(_: &'a mut [f64], _: &'a [f64]) -> Option<(&'a mut [f32], &'a [f32])> {
+        None
     }
 }
 

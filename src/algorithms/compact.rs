@@ -237,12 +237,20 @@ impl<T: Float> CompactCopy<T> {
         }
     }
 
-    /// ⟨q, ŵ⟩ of every record of `blocks` blocks from block `first` into `out` (8 a block).
+    /// ⟨q, ŵ⟩ of every record of `blocks` blocks from block `first` into `out` (8 a block),
+    /// stored as the scores read them: 16 at a time in f32 after the VNNI kernel
+    /// ([`CompactQuery::scores_by_sixteen`]), else 8 (f64 reads 8 dots from half of a
+    /// 16-wide store more slowly, `bench-results/mdav_threads_rust.md`).
     #[inline(always)]
     fn dots(&self, pair_weights: &[i32], first: usize, blocks: usize, out: &mut [i32]) {
         let bytes = self.pairs * PAIR_BYTES;
         let codes = &self.q[first * bytes..(first + blocks) * bytes];
-        self.kernel.dots(codes, pair_weights, &mut out[..blocks * BLOCK_RECORDS]);
+        let out = &mut out[..blocks * BLOCK_RECORDS];
+        if size_of::<T>() == size_of::<f32>() {
+            self.kernel.dots::<true>(codes, pair_weights, out);
+        } else {
+            self.kernel.dots::<false>(codes, pair_weights, out);
+        }
     }
 }
 
@@ -282,16 +290,17 @@ impl DotKernel {
         DotKernel::Portable
     }
 
-    /// ⟨q, ŵ⟩ of every record of `codes` (whole blocks) into `out` (8 a block).
+    /// ⟨q, ŵ⟩ of every record of `codes` (whole blocks) into `out` (8 a block). `PAIRED`:
+    /// the VNNI kernel stores two blocks' dots a store, for a reader of 16 at a time.
     #[inline(always)]
-    fn dots(self, codes: &[i8], pair_weights: &[i32], out: &mut [i32]) {
+    fn dots<const PAIRED: bool>(self, codes: &[i8], pair_weights: &[i32], out: &mut [i32]) {
         match self {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `detect` found AVX2 on this CPU.
             DotKernel::Avx2 => unsafe { dots_avx2(codes, pair_weights, out) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `detect` found AVX-512F, BW and VNNI on this CPU.
-            DotKernel::Vnni => unsafe { dots_vnni(codes, pair_weights, out) },
+            DotKernel::Vnni => unsafe { dots_vnni::<PAIRED>(codes, pair_weights, out) },
             _ => dots_portable(codes, pair_weights, out),
         }
     }
@@ -394,22 +403,27 @@ fn dots_avx2_blocks<const G: usize>(codes: &[i8], pair_weights: &[i32], out: &mu
 /// (`bench-results/mdav_threads_rust.md`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-fn dots_vnni(codes: &[i8], pair_weights: &[i32], out: &mut [i32]) {
+fn dots_vnni<const PAIRED: bool>(codes: &[i8], pair_weights: &[i32], out: &mut [i32]) {
     by_groups(
         codes,
         pair_weights,
         out,
-        |group, dots| dots_vnni_blocks::<GROUP_BLOCKS>(group, pair_weights, dots),
-        |block, dots| dots_vnni_blocks::<1>(block, pair_weights, dots),
+        |group, dots| dots_vnni_blocks::<GROUP_BLOCKS, PAIRED>(group, pair_weights, dots),
+        |block, dots| dots_vnni_blocks::<1, PAIRED>(block, pair_weights, dots),
     );
 }
 
 /// [`dots_vnni`] for `G` whole blocks side by side (as [`dots_avx2_blocks`]). An odd last
-/// pair fills the low half alone (the high half's codes are zero).
+/// pair fills the low half alone (the high half's codes are zero). `PAIRED` stores two
+/// blocks' dots a store, for readers of 16 at a time; else 8 a store.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 #[inline]
-fn dots_vnni_blocks<const G: usize>(codes: &[i8], pair_weights: &[i32], out: &mut [i32]) {
+fn dots_vnni_blocks<const G: usize, const PAIRED: bool>(
+    codes: &[i8],
+    pair_weights: &[i32],
+    out: &mut [i32],
+) {
     use std::arch::x86_64::*;
     let bytes = pair_weights.len() * PAIR_BYTES;
     assert!(codes.len() == G * bytes && out.len() == G * BLOCK_RECORDS);
@@ -432,12 +446,48 @@ fn dots_vnni_blocks<const G: usize>(codes: &[i8], pair_weights: &[i32], out: &mu
             *acc = _mm512_dpwssd_epi32(*acc, _mm512_cvtepi8_epi16(codes), weights);
         }
     }
-    for (b, acc) in acc.iter().enumerate() {
-        let sum =
-            _mm256_add_epi32(_mm512_castsi512_si256(*acc), _mm512_extracti64x4_epi64::<1>(*acc));
-        // SAFETY: 8·b + 8 ≤ 8·G = out.len(); written unaligned.
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(b * BLOCK_RECORDS).cast(), sum) };
+    let sums =
+        acc.map(|a| _mm256_add_epi32(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64::<1>(a)));
+    // `PAIRED`: two blocks' 16 sums a store (the last block alone when G is odd), since
+    // `fill` then reads them 16 at a time and a load is forwarded only from one store that
+    // holds all of it. Else 8 a store, as readers of 8 read them.
+    let paired = if PAIRED { G / 2 } else { 0 };
+    for i in 0..paired {
+        let both = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(sums[2 * i]), sums[2 * i + 1]);
+        // SAFETY: 16·i + 16 ≤ 8·G = out.len(); written unaligned.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(2 * i * BLOCK_RECORDS).cast(), both) };
     }
+    for (b, sum) in sums.iter().enumerate().skip(2 * paired) {
+        // SAFETY: 8·b + 8 ≤ 8·G = out.len(); written unaligned.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(b * BLOCK_RECORDS).cast(), *sum) };
+    }
+}
+
+/// f32 scores `(h − c0) − σ·dot` of the first whole sixteens of records, 16 a load and a
+/// store, with the operations of [`CompactQuery::fill`] in the same order (no fused
+/// multiply-add: the same bits); returns how many were scored. After [`dots_vnni`] with
+/// paired stores (16 dots a store), the bands then read 16 scores that one store wrote:
+/// written 8 at a time they waited for two stores to reach the cache. Scans of 100 000 × 15
+/// took 3–8% less time this way, and exact MDAV at 200 000 × 15 on one thread 8–12% less
+/// (`bench-results/mdav_threads_rust.md`, session 22).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn scores_avx512(out: &mut [f32], h: &[f32], dots: &[i32], c0: f32, scale: f32) -> usize {
+    use std::arch::x86_64::*;
+    const W: usize = 16;
+    let whole = out.len() / W * W;
+    assert!(h.len() >= whole && dots.len() >= whole);
+    let (c0, scale) = (_mm512_set1_ps(c0), _mm512_set1_ps(scale));
+    for b in (0..whole).step_by(W) {
+        // SAFETY: b + 16 ≤ whole ≤ the length of each slice; read and written unaligned.
+        unsafe {
+            let dot = _mm512_cvtepi32_ps(_mm512_loadu_si512(dots.as_ptr().add(b).cast()));
+            let h = _mm512_loadu_ps(h.as_ptr().add(b));
+            let score = _mm512_sub_ps(_mm512_sub_ps(h, c0), _mm512_mul_ps(scale, dot));
+            _mm512_storeu_ps(out.as_mut_ptr().add(b), score);
+        }
+    }
+    whole
 }
 
 /// How one attribute is quantized: x ≈ mid + step·q, with q an integer in −127..127.
@@ -534,6 +584,24 @@ impl<T> CompactQuery<'_, T> {
     }
 }
 
+impl<T: Float> CompactQuery<'_, T> {
+    /// The first whole sixteens of f32 scores by [`scores_avx512`] after [`dots_vnni`]
+    /// (how many); `None` elsewhere, for [`BlockScorer::fill`]'s portable loop.
+    #[inline(always)]
+    fn scores_by_sixteen(&self, out: &mut [T], h: &[T], dots: &[i32]) -> Option<usize> {
+        #[cfg(target_arch = "x86_64")]
+        if self.copy.kernel == DotKernel::Vnni
+            && let Some((out, h)) = T::as_f32s(out, h)
+        {
+            let (c0, scale) = (self.c0.as_f64() as f32, self.scale.as_f64() as f32);
+            // SAFETY: `DotKernel::Vnni` was detected with AVX-512F.
+            return Some(unsafe { scores_avx512(out, h, dots, c0, scale) });
+        }
+        let _ = (out, h, dots);
+        None
+    }
+}
+
 impl<T: Float> BlockScorer<T> for CompactQuery<'_, T> {
     #[inline(always)]
     fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]) {
@@ -548,20 +616,25 @@ impl<T: Float> BlockScorer<T> for CompactQuery<'_, T> {
         let dots = &dots.0[skip..skip + out.len()];
         // In f32 the compiler would read 16 dots at once, across two of the stores that
         // wrote them: the CPU cannot forward those to the load, which then waits for them to
-        // reach the cache (a third of a pass's time on two threads at 200 000 × 15). Eight
-        // at a time, as they were stored when the block starts on a code block (`skip` 0,
-        // as every chunk of a pass does); f64 reads eight anyway.
-        let eights = size_of::<T>() < size_of::<f64>();
-        let whole = if eights { out.len() / BLOCK_RECORDS * BLOCK_RECORDS } else { 0 };
-        for b in (0..whole).step_by(BLOCK_RECORDS) {
-            let o: &mut [T; BLOCK_RECORDS] =
-                (&mut out[b..b + BLOCK_RECORDS]).try_into().expect("eight");
-            let h: &[T; BLOCK_RECORDS] = h[b..b + BLOCK_RECORDS].try_into().expect("eight");
-            let d: &[i32; BLOCK_RECORDS] = dots[b..b + BLOCK_RECORDS].try_into().expect("eight");
-            for i in 0..BLOCK_RECORDS {
-                o[i] = score(h[i], d[i]);
+        // reach the cache (a third of a pass's time on two threads at 200 000 × 15). So they
+        // are read as they were stored when the block starts on a code block (`skip` 0, as
+        // every chunk of a pass does): 16 at a time in f32 after `dots_vnni`, else eight;
+        // f64 reads eight anyway.
+        let whole = self.scores_by_sixteen(out, h, dots).unwrap_or_else(|| {
+            let eights = size_of::<T>() < size_of::<f64>();
+            let whole = if eights { out.len() / BLOCK_RECORDS * BLOCK_RECORDS } else { 0 };
+            for b in (0..whole).step_by(BLOCK_RECORDS) {
+                let o: &mut [T; BLOCK_RECORDS] =
+                    (&mut out[b..b + BLOCK_RECORDS]).try_into().expect("eight");
+                let h: &[T; BLOCK_RECORDS] = h[b..b + BLOCK_RECORDS].try_into().expect("eight");
+                let d: &[i32; BLOCK_RECORDS] =
+                    dots[b..b + BLOCK_RECORDS].try_into().expect("eight");
+                for i in 0..BLOCK_RECORDS {
+                    o[i] = score(h[i], d[i]);
+                }
             }
-        }
+            whole
+        });
         for ((o, &h), &dot) in out[whole..].iter_mut().zip(&h[whole..]).zip(&dots[whole..]) {
             *o = score(h, dot);
         }
@@ -939,12 +1012,39 @@ mod tests {
             // Every CPU with AVX-512 has AVX2: the kernels up to the detected one all run.
             for kernel in [DotKernel::Avx2, DotKernel::Vnni] {
                 if kernel <= DotKernel::detect() {
-                    let mut simd = vec![0; blocks * BLOCK_RECORDS];
-                    kernel.dots(&codes, &weights, &mut simd);
-                    prop_assert_eq!(&simd, &portable, "{:?}", kernel);
+                    let mut eights = vec![0; portable.len()];
+                    let mut sixteens = vec![0; portable.len()];
+                    kernel.dots::<false>(&codes, &weights, &mut eights);
+                    kernel.dots::<true>(&codes, &weights, &mut sixteens);
+                    prop_assert_eq!(&eights, &portable, "{:?}", kernel);
+                    prop_assert_eq!(&sixteens, &portable, "{:?}, paired stores", kernel);
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_dot_kernel_gives_the_same_scores() {
+        // The SIMD paths (dot products and, after `dots_vnni`, the f32 scores by sixteen)
+        // give the portable path's scores bit for bit, at any start and length.
+        fn check<T: Float>() {
+            let x = shaped(1000, 15, 0, 11);
+            let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+            let copy = CompactCopy::new(&ws, Exec::SEQUENTIAL);
+            let reference = copy.row(17).to_vec();
+            let fast = copy.query(&reference);
+            let portable_copy = CompactCopy { kernel: DotKernel::Portable, ..copy.clone() };
+            let portable = portable_copy.query(&reference);
+            for (start, len) in [(0, 64), (64, 64), (128, 37), (3, 64), (900, 64), (961, 39)] {
+                let (mut a, mut b) = (vec![T::zero(); len], vec![T::zero(); len]);
+                fast.fill(&ws, start, &mut a);
+                portable.fill(&ws, start, &mut b);
+                let bits = |v: &[T]| v.iter().map(|s| s.as_f64().to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&a), bits(&b), "{} start {start} len {len}", T::NAME);
+            }
+        }
+        check::<f32>();
+        check::<f64>();
     }
 
     /// Every approximate score is within B (half the band's margin) of the exact kernel
