@@ -116,8 +116,26 @@ pub trait ScoreVisitor<T>: Send + Sized {
 /// (`crate::kernels_masked::Partial`). Implementations are `#[inline(always)]`, so each is
 /// compiled into every instruction-set variant of the scan.
 pub trait BlockScorer<T>: Sync {
-    /// Writes the scores of positions `start..start + out.len()` to `out`.
+    /// Score rows one [`Self::fill`] writes: `out` holds `ROWS` rows of equal length, the
+    /// scores of the same positions (one row per reference, as [`TwoReferences`] does).
+    const ROWS: usize = 1;
+    /// Writes the scores of positions `start..start + out.len() / ROWS` to `out`.
     fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]);
+    /// Writes this scorer's scores of positions `start..start + out.len()` to `out` and
+    /// `other`'s to `other_out` (as long): two fills, unless a scorer shares the two fills'
+    /// reads of the data (the compact copy's dot products, `algorithms/compact.rs`).
+    #[inline(always)]
+    fn fill_pair(
+        &self,
+        other: &Self,
+        ws: &WorkingSet<T>,
+        start: usize,
+        out: &mut [T],
+        other_out: &mut [T],
+    ) {
+        self.fill(ws, start, out);
+        other.fill(ws, start, other_out);
+    }
     /// Bytes of the working data read per scored record (for `Progress::bytes_scanned`).
     fn bytes_per_record(&self, ws: &WorkingSet<T>) -> usize;
 }
@@ -150,12 +168,13 @@ fn scan_generic<T: Float, S: BlockScorer<T>, V: ScoreVisitor<T>>(
     scorer: &S,
     visitor: &mut V,
 ) {
-    let mut buf = Aligned([T::zero(); BLOCK]);
+    let mut buf = Aligned([T::zero(); 2 * BLOCK]);
+    assert!((1..=2).contains(&S::ROWS), "a scorer writes one or two rows");
     let mut start = lo;
     while start < hi {
         let len = BLOCK.min(hi - start);
-        scorer.fill(ws, start, &mut buf.0[..len]);
-        visitor.visit(&buf.0[..len], ws.ids(), start);
+        scorer.fill(ws, start, &mut buf.0[..len * S::ROWS]);
+        visitor.visit(&buf.0[..len * S::ROWS], ws.ids(), start);
         start += len;
     }
 }
@@ -749,45 +768,48 @@ impl<T: Float, A: ScoreVisitor<T>, B: ScoreVisitor<T>> ScoreVisitor<T> for (A, B
     }
 }
 
-/// One more reference in the same pass: each block is scored against it by `scorer` (when
-/// there is one) and handed to `inner`, so one read of the data serves two references
-/// (exact MDAV's next-round speculation, `algorithms/mdav.rs`).
-pub struct Also<'a, T, S, V> {
-    ws: &'a WorkingSet<T>,
-    scorer: Option<&'a S>,
-    inner: V,
+/// Two references scored in one pass over the data (exact MDAV's next-round speculation,
+/// `algorithms/mdav.rs`): row 0 against `a`, row 1 against `b` (left as it is without
+/// `b`), from one [`BlockScorer::fill_pair`] a block. Feeds a [`TwoRows`] visitor whose
+/// second visitor is absent exactly when `b` is.
+pub struct TwoReferences<'a, S> {
+    /// The first reference's scorer.
+    pub a: &'a S,
+    /// The second reference's scorer, if the pass has one.
+    pub b: Option<&'a S>,
 }
 
-impl<'a, T, S, V> Also<'a, T, S, V> {
-    /// `inner` fed with the scores of `scorer` (nothing without a scorer).
-    pub fn new(ws: &'a WorkingSet<T>, scorer: Option<&'a S>, inner: V) -> Self {
-        Also { ws, scorer, inner }
-    }
+impl<T, S: BlockScorer<T>> BlockScorer<T> for TwoReferences<'_, S> {
+    const ROWS: usize = 2;
 
-    /// The inner visitor.
-    pub fn into_inner(self) -> V {
-        self.inner
-    }
-
-    /// The inner visitor, to feed it another scorer's scores directly.
-    pub fn inner_mut(&mut self) -> &mut V {
-        &mut self.inner
-    }
-}
-
-impl<T: Float, S: BlockScorer<T>, V: ScoreVisitor<T>> ScoreVisitor<T> for Also<'_, T, S, V> {
     #[inline(always)]
-    fn visit(&mut self, scores: &[T], ids: &[u32], offset: usize) {
-        if let Some(scorer) = self.scorer {
-            let mut buf = Aligned([T::zero(); BLOCK]);
-            let own = &mut buf.0[..scores.len()];
-            scorer.fill(self.ws, offset, own);
-            self.inner.visit(own, ids, offset);
+    fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]) {
+        let (a, b) = out.split_at_mut(out.len() / 2);
+        match self.b {
+            Some(scorer) => self.a.fill_pair(scorer, ws, start, a, b),
+            None => self.a.fill(ws, start, a),
         }
     }
 
+    fn bytes_per_record(&self, ws: &WorkingSet<T>) -> usize {
+        self.a.bytes_per_record(ws)
+    }
+}
+
+/// Two visitors fed the two score rows of a [`TwoReferences`] scorer: the first row to
+/// `.0`, the second to `.1`.
+pub struct TwoRows<A, B>(pub A, pub B);
+
+impl<T: Float, A: ScoreVisitor<T>, B: ScoreVisitor<T>> ScoreVisitor<T> for TwoRows<A, B> {
+    #[inline(always)]
+    fn visit(&mut self, scores: &[T], ids: &[u32], offset: usize) {
+        let (a, b) = scores.split_at(scores.len() / 2);
+        self.0.visit(a, ids, offset);
+        self.1.visit(b, ids, offset);
+    }
+
     fn merge(self, other: Self) -> Self {
-        Also { inner: self.inner.merge(other.inner), ..self }
+        TwoRows(self.0.merge(other.0), self.1.merge(other.1))
     }
 }
 

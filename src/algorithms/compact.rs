@@ -237,19 +237,26 @@ impl<T: Float> CompactCopy<T> {
         }
     }
 
-    /// ⟨q, ŵ⟩ of every record of `blocks` blocks from block `first` into `out` (8 a block),
-    /// stored as the scores read them: 16 at a time in f32 after the VNNI kernel
-    /// ([`CompactQuery::scores_by_sixteen`]), else 8 (f64 reads 8 dots from half of a
-    /// 16-wide store more slowly, `bench-results/mdav_threads_rust.md`).
+    /// ⟨q, ŵ_r⟩ of every record of `blocks` blocks from block `first` into `outs[r]` (8 a
+    /// block) for the `R` references' weights, stored as the scores read them: 16 at a
+    /// time in f32 after the VNNI kernel ([`CompactQuery::scores_by_sixteen`]), else 8 (f64
+    /// reads 8 dots from half of a 16-wide store more slowly,
+    /// `bench-results/mdav_threads_rust.md`).
     #[inline(always)]
-    fn dots(&self, pair_weights: &[i32], first: usize, blocks: usize, out: &mut [i32]) {
+    fn dots<const R: usize>(
+        &self,
+        weights: [&[i32]; R],
+        first: usize,
+        blocks: usize,
+        outs: [&mut [i32]; R],
+    ) {
         let bytes = self.pairs * PAIR_BYTES;
         let codes = &self.q[first * bytes..(first + blocks) * bytes];
-        let out = &mut out[..blocks * BLOCK_RECORDS];
+        let outs = outs.map(|out| &mut out[..blocks * BLOCK_RECORDS]);
         if size_of::<T>() == size_of::<f32>() {
-            self.kernel.dots::<true>(codes, pair_weights, out);
+            self.kernel.dots::<true, R>(codes, weights, outs);
         } else {
-            self.kernel.dots::<false>(codes, pair_weights, out);
+            self.kernel.dots::<false, R>(codes, weights, outs);
         }
     }
 }
@@ -290,18 +297,31 @@ impl DotKernel {
         DotKernel::Portable
     }
 
-    /// ⟨q, ŵ⟩ of every record of `codes` (whole blocks) into `out` (8 a block). `PAIRED`:
-    /// the VNNI kernel stores two blocks' dots a store, for a reader of 16 at a time.
+    /// ⟨q, ŵ_r⟩ of every record of `codes` (whole blocks) into `outs[r]` (8 a block), for
+    /// the `R` references' packed weights `weights[r]`; the VNNI kernel reads the codes
+    /// once for all. `PAIRED`: the VNNI kernel stores two blocks' dots a store, for a
+    /// reader of 16 at a time.
     #[inline(always)]
-    fn dots<const PAIRED: bool>(self, codes: &[i8], pair_weights: &[i32], out: &mut [i32]) {
+    fn dots<const PAIRED: bool, const R: usize>(
+        self,
+        codes: &[i8],
+        weights: [&[i32]; R],
+        outs: [&mut [i32]; R],
+    ) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `detect` found AVX2 on this CPU.
-            DotKernel::Avx2 => unsafe { dots_avx2(codes, pair_weights, out) },
-            #[cfg(target_arch = "x86_64")]
             // SAFETY: `detect` found AVX-512F, BW and VNNI on this CPU.
-            DotKernel::Vnni => unsafe { dots_vnni::<PAIRED>(codes, pair_weights, out) },
-            _ => dots_portable(codes, pair_weights, out),
+            DotKernel::Vnni => unsafe { dots_vnni::<PAIRED, R>(codes, weights, outs) },
+            _ => {
+                for (w, out) in weights.into_iter().zip(outs) {
+                    match self {
+                        #[cfg(target_arch = "x86_64")]
+                        // SAFETY: `detect` found AVX2 on this CPU.
+                        DotKernel::Avx2 => unsafe { dots_avx2(codes, w, out) },
+                        _ => dots_portable(codes, w, out),
+                    }
+                }
+            }
         }
     }
 }
@@ -323,32 +343,36 @@ fn dots_portable(codes: &[i8], pair_weights: &[i32], out: &mut [i32]) {
     }
 }
 
-/// Splits whole blocks of codes (and their 8 dot products each) into groups of
-/// [`GROUP_BLOCKS`], given to `group`, and the blocks after the last whole group, given
-/// one by one to `single`: the loop shared by the SIMD kernels, inlined into each.
+/// Splits whole blocks of codes (`pairs` attribute pairs a block), and their 8 dot
+/// products a block in each of the `R` outputs, into groups of [`GROUP_BLOCKS`], given to
+/// `group`, and the blocks after the last whole group, given one by one to `single`: the
+/// loop shared by the SIMD kernels, inlined into each.
 #[inline(always)]
-fn by_groups(
+fn by_groups<const R: usize>(
     codes: &[i8],
-    pair_weights: &[i32],
-    out: &mut [i32],
-    group: impl Fn(&[i8], &mut [i32]),
-    single: impl Fn(&[i8], &mut [i32]),
+    pairs: usize,
+    mut outs: [&mut [i32]; R],
+    group: impl Fn(&[i8], [&mut [i32]; R]),
+    single: impl Fn(&[i8], [&mut [i32]; R]),
 ) {
-    let bytes = pair_weights.len() * PAIR_BYTES;
-    assert!(
-        out.len().is_multiple_of(BLOCK_RECORDS) && codes.len() == out.len() / BLOCK_RECORDS * bytes
-    );
-    let mut groups = codes.chunks_exact(GROUP_BLOCKS * bytes);
-    let mut outs = out.chunks_exact_mut(GROUP_BLOCKS * BLOCK_RECORDS);
-    for (codes, dots) in (&mut groups).zip(&mut outs) {
-        group(codes, dots);
+    let bytes = pairs * PAIR_BYTES;
+    let blocks = codes.len() / bytes.max(1);
+    assert!(bytes > 0 && codes.len() == blocks * bytes);
+    assert!(outs.iter().all(|out| out.len() == blocks * BLOCK_RECORDS));
+    fn at<'o, const R: usize>(
+        outs: &'o mut [&mut [i32]; R],
+        from: usize,
+        count: usize,
+    ) -> [&'o mut [i32]; R] {
+        outs.each_mut().map(|out| &mut out[from * BLOCK_RECORDS..(from + count) * BLOCK_RECORDS])
     }
-    for (block, dots) in groups
-        .remainder()
-        .chunks_exact(bytes)
-        .zip(outs.into_remainder().chunks_exact_mut(BLOCK_RECORDS))
-    {
-        single(block, dots);
+    let whole = blocks / GROUP_BLOCKS * GROUP_BLOCKS;
+    for first in (0..whole).step_by(GROUP_BLOCKS) {
+        let codes = &codes[first * bytes..(first + GROUP_BLOCKS) * bytes];
+        group(codes, at(&mut outs, first, GROUP_BLOCKS));
+    }
+    for b in whole..blocks {
+        single(&codes[b * bytes..(b + 1) * bytes], at(&mut outs, b, 1));
     }
 }
 
@@ -361,10 +385,10 @@ const GROUP_BLOCKS: usize = 8;
 fn dots_avx2(codes: &[i8], pair_weights: &[i32], out: &mut [i32]) {
     by_groups(
         codes,
-        pair_weights,
-        out,
-        |group, dots| dots_avx2_blocks::<GROUP_BLOCKS>(group, pair_weights, dots),
-        |block, dots| dots_avx2_blocks::<1>(block, pair_weights, dots),
+        pair_weights.len(),
+        [out],
+        |group, [dots]| dots_avx2_blocks::<GROUP_BLOCKS>(group, pair_weights, dots),
+        |block, [dots]| dots_avx2_blocks::<1>(block, pair_weights, dots),
     );
 }
 
@@ -400,66 +424,89 @@ fn dots_avx2_blocks<const G: usize>(codes: &[i8], pair_weights: &[i32], out: &mu
 /// records with 15 or 16 attributes instead of [`dots_avx2`]'s 24, the same integers:
 /// `vpdpwssd` wraps as `vpaddd` does, and no sum overflows. Exact MDAV at 200 000 × 15
 /// took 16–28% less time with it than with [`dots_avx2`] on an AVX-512 Xeon
-/// (`bench-results/mdav_threads_rust.md`).
+/// (`bench-results/mdav_threads_rust.md`). With `R` = 2 references it widens each load of
+/// codes once for both (the fused pass of one thread, `remaining.rs`): 0.70 against 0.98 ns
+/// a record for the two references' dots at 200 000 × 15 (session 22).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-fn dots_vnni<const PAIRED: bool>(codes: &[i8], pair_weights: &[i32], out: &mut [i32]) {
+fn dots_vnni<const PAIRED: bool, const R: usize>(
+    codes: &[i8],
+    weights: [&[i32]; R],
+    outs: [&mut [i32]; R],
+) {
     by_groups(
         codes,
-        pair_weights,
-        out,
-        |group, dots| dots_vnni_blocks::<GROUP_BLOCKS, PAIRED>(group, pair_weights, dots),
-        |block, dots| dots_vnni_blocks::<1, PAIRED>(block, pair_weights, dots),
+        weights[0].len(),
+        outs,
+        |group, dots| dots_vnni_blocks::<GROUP_BLOCKS, PAIRED, R>(group, weights, dots),
+        |block, dots| dots_vnni_blocks::<1, PAIRED, R>(block, weights, dots),
     );
 }
 
-/// [`dots_vnni`] for `G` whole blocks side by side (as [`dots_avx2_blocks`]). An odd last
-/// pair fills the low half alone (the high half's codes are zero). `PAIRED` stores two
-/// blocks' dots a store, for readers of 16 at a time; else 8 a store.
+/// [`dots_vnni`] for `G` whole blocks side by side (as [`dots_avx2_blocks`]) and `R`
+/// references (each widened load of codes serves all). An odd last pair fills the low half
+/// alone (the high half's codes are zero). `PAIRED` stores two blocks' dots a store, for
+/// readers of 16 at a time; else 8 a store.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 #[inline]
-fn dots_vnni_blocks<const G: usize, const PAIRED: bool>(
+fn dots_vnni_blocks<const G: usize, const PAIRED: bool, const R: usize>(
     codes: &[i8],
-    pair_weights: &[i32],
-    out: &mut [i32],
+    weights: [&[i32]; R],
+    outs: [&mut [i32]; R],
 ) {
     use std::arch::x86_64::*;
-    let bytes = pair_weights.len() * PAIR_BYTES;
-    assert!(codes.len() == G * bytes && out.len() == G * BLOCK_RECORDS);
-    let mut acc = [_mm512_setzero_si512(); G];
-    for (p, w) in pair_weights.chunks(2).enumerate() {
-        let at = 2 * p * PAIR_BYTES;
-        let (lo, hi) = (_mm256_set1_epi32(w[0]), _mm256_set1_epi32(*w.get(1).unwrap_or(&0)));
-        let weights = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
-        for (b, acc) in acc.iter_mut().enumerate() {
-            let at = b * bytes + at;
+    let pairs = weights[0].len();
+    let bytes = pairs * PAIR_BYTES;
+    assert!(codes.len() == G * bytes);
+    assert!(weights.iter().all(|w| w.len() == pairs));
+    assert!(outs.iter().all(|out| out.len() == G * BLOCK_RECORDS));
+    let mut acc = [[_mm512_setzero_si512(); G]; R];
+    for p in (0..pairs).step_by(2) {
+        let two = p + 1 < pairs;
+        // Pairs p and p + 1 of each reference, in the low and high halves.
+        let weights = weights.map(|w| {
+            let (lo, hi) =
+                (_mm256_set1_epi32(w[p]), _mm256_set1_epi32(if two { w[p + 1] } else { 0 }));
+            _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi)
+        });
+        for b in 0..G {
+            let at = b * bytes + p * PAIR_BYTES;
             // SAFETY: two pairs read 32 bytes at `at` ≤ G·bytes − 32; an odd last pair
             // reads its 16 bytes, at most to the end of its block. Read unaligned.
             let codes = unsafe {
-                if w.len() == 2 {
+                if two {
                     _mm256_loadu_si256(codes.as_ptr().add(at).cast())
                 } else {
                     _mm256_zextsi128_si256(_mm_loadu_si128(codes.as_ptr().add(at).cast()))
                 }
             };
-            *acc = _mm512_dpwssd_epi32(*acc, _mm512_cvtepi8_epi16(codes), weights);
+            let codes = _mm512_cvtepi8_epi16(codes);
+            for (acc, weights) in acc.iter_mut().zip(&weights) {
+                acc[b] = _mm512_dpwssd_epi32(acc[b], codes, *weights);
+            }
         }
     }
-    let sums =
-        acc.map(|a| _mm256_add_epi32(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64::<1>(a)));
-    // `PAIRED`: two blocks' 16 sums a store (the last block alone when G is odd), since
-    // `fill` then reads them 16 at a time and a load is forwarded only from one store that
-    // holds all of it. Else 8 a store, as readers of 8 read them.
-    let paired = if PAIRED { G / 2 } else { 0 };
-    for i in 0..paired {
-        let both = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(sums[2 * i]), sums[2 * i + 1]);
-        // SAFETY: 16·i + 16 ≤ 8·G = out.len(); written unaligned.
-        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(2 * i * BLOCK_RECORDS).cast(), both) };
-    }
-    for (b, sum) in sums.iter().enumerate().skip(2 * paired) {
-        // SAFETY: 8·b + 8 ≤ 8·G = out.len(); written unaligned.
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(b * BLOCK_RECORDS).cast(), *sum) };
+    for (acc, out) in acc.iter().zip(outs) {
+        let sums = acc.map(|a| {
+            _mm256_add_epi32(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64::<1>(a))
+        });
+        // `PAIRED`: two blocks' 16 sums a store (the last block alone when G is odd), since
+        // `fill` then reads them 16 at a time and a load is forwarded only from one store
+        // that holds all of it. Else 8 a store, as readers of 8 read them.
+        let paired = if PAIRED { G / 2 } else { 0 };
+        for i in 0..paired {
+            let both =
+                _mm512_inserti64x4::<1>(_mm512_castsi256_si512(sums[2 * i]), sums[2 * i + 1]);
+            // SAFETY: 16·i + 16 ≤ 8·G = out.len(); written unaligned.
+            unsafe {
+                _mm512_storeu_si512(out.as_mut_ptr().add(2 * i * BLOCK_RECORDS).cast(), both)
+            };
+        }
+        for (b, sum) in sums.iter().enumerate().skip(2 * paired) {
+            // SAFETY: 8·b + 8 ≤ 8·G = out.len(); written unaligned.
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(b * BLOCK_RECORDS).cast(), *sum) };
+        }
     }
 }
 
@@ -602,18 +649,57 @@ impl<T: Float> CompactQuery<'_, T> {
     }
 }
 
+/// The code blocks holding positions `start..start + len`: the first and how many. Whole
+/// blocks from the one holding `start` (scans start chunks at multiples of 64, so usually
+/// there); records past `start + len` are computed and ignored.
+fn blocks_of(start: usize, len: usize) -> (usize, usize) {
+    (start / BLOCK_RECORDS, (start % BLOCK_RECORDS + len).div_ceil(BLOCK_RECORDS))
+}
+
 impl<T: Float> BlockScorer<T> for CompactQuery<'_, T> {
     #[inline(always)]
     fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]) {
-        // Whole blocks from the one holding `start` (scans start chunks at multiples of
-        // 64, so usually there); records past `start + len` are computed and ignored.
         let mut dots = Aligned([0i32; BLOCK + BLOCK_RECORDS]);
-        let (first, skip) = (start / BLOCK_RECORDS, start % BLOCK_RECORDS);
-        let blocks = (skip + out.len()).div_ceil(BLOCK_RECORDS);
-        self.copy.dots(&self.pair_weights, first, blocks, &mut dots.0);
+        let (first, blocks) = blocks_of(start, out.len());
+        self.copy.dots([&self.pair_weights], first, blocks, [&mut dots.0]);
+        self.scores_from_dots(ws, start, &dots.0, out);
+    }
+
+    /// Both queries' dot products from one read of the codes (`dots_vnni` with two
+    /// references), then each one's scores: the same bits as two fills.
+    #[inline(always)]
+    fn fill_pair(
+        &self,
+        other: &Self,
+        ws: &WorkingSet<T>,
+        start: usize,
+        out: &mut [T],
+        other_out: &mut [T],
+    ) {
+        debug_assert!(std::ptr::eq(self.copy, other.copy) && out.len() == other_out.len());
+        let mut dots = Aligned([0i32; BLOCK + BLOCK_RECORDS]);
+        let mut other_dots = Aligned([0i32; BLOCK + BLOCK_RECORDS]);
+        let (first, blocks) = blocks_of(start, out.len());
+        let weights = [self.pair_weights.as_slice(), &other.pair_weights];
+        self.copy.dots(weights, first, blocks, [&mut dots.0, &mut other_dots.0]);
+        self.scores_from_dots(ws, start, &dots.0, out);
+        other.scores_from_dots(ws, start, &other_dots.0, other_out);
+    }
+
+    fn bytes_per_record(&self, _: &WorkingSet<T>) -> usize {
+        self.copy.pairs * 2 + size_of::<T>()
+    }
+}
+
+impl<T: Float> CompactQuery<'_, T> {
+    /// The scores of positions `start..start + out.len()` from `dots`, the dot products of
+    /// the whole blocks from the one holding `start` ([`blocks_of`]).
+    #[inline(always)]
+    fn scores_from_dots(&self, ws: &WorkingSet<T>, start: usize, dots: &[i32], out: &mut [T]) {
+        let skip = start % BLOCK_RECORDS;
         let h = &ws.half_norms()[start..start + out.len()];
         let score = |h: T, dot: i32| (h - self.c0) - self.scale * T::from_i32_lossy(dot);
-        let dots = &dots.0[skip..skip + out.len()];
+        let dots = &dots[skip..skip + out.len()];
         // In f32 the compiler would read 16 dots at once, across two of the stores that
         // wrote them: the CPU cannot forward those to the load, which then waits for them to
         // reach the cache (a third of a pass's time on two threads at 200 000 × 15). So they
@@ -638,10 +724,6 @@ impl<T: Float> BlockScorer<T> for CompactQuery<'_, T> {
         for ((o, &h), &dot) in out[whole..].iter_mut().zip(&h[whole..]).zip(&dots[whole..]) {
             *o = score(h, dot);
         }
-    }
-
-    fn bytes_per_record(&self, _: &WorkingSet<T>) -> usize {
-        self.copy.pairs * 2 + size_of::<T>()
     }
 }
 
@@ -996,12 +1078,16 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         /// The SIMD kernels this CPU runs and the portable one give the same integer dot
-        /// products, whole groups of 8 blocks and the blocks after them.
+        /// products, whole groups of 8 blocks and the blocks after them, with either store
+        /// shape, for one reference or two at once.
         #[test]
         fn simd_and_portable_dots_agree(blocks in 1usize..20, pairs in 1usize..12, seed: u64) {
             let (codes, weights) = codes_and_weights(blocks, pairs, seed);
+            let other = codes_and_weights(blocks, pairs, seed ^ 1).1;
             let mut portable = vec![0; blocks * BLOCK_RECORDS];
             dots_portable(&codes, &weights, &mut portable);
+            let mut other_portable = vec![0; blocks * BLOCK_RECORDS];
+            dots_portable(&codes, &other, &mut other_portable);
             let (lo, hi) = (i64::from(weights[0] as i16), i64::from(weights[0] >> 16));
             let first = i64::from(codes[0]) * lo + i64::from(codes[1]) * hi
                 + (1..pairs).map(|p| {
@@ -1012,12 +1098,23 @@ mod tests {
             // Every CPU with AVX-512 has AVX2: the kernels up to the detected one all run.
             for kernel in [DotKernel::Avx2, DotKernel::Vnni] {
                 if kernel <= DotKernel::detect() {
-                    let mut eights = vec![0; portable.len()];
-                    let mut sixteens = vec![0; portable.len()];
-                    kernel.dots::<false>(&codes, &weights, &mut eights);
-                    kernel.dots::<true>(&codes, &weights, &mut sixteens);
+                    let fresh = || vec![0; portable.len()];
+                    let (mut eights, mut sixteens) = (fresh(), fresh());
+                    kernel.dots::<false, 1>(&codes, [&weights], [&mut eights]);
+                    kernel.dots::<true, 1>(&codes, [&weights], [&mut sixteens]);
                     prop_assert_eq!(&eights, &portable, "{:?}", kernel);
                     prop_assert_eq!(&sixteens, &portable, "{:?}, paired stores", kernel);
+                    for paired in [false, true] {
+                        let (mut one, mut two) = (fresh(), fresh());
+                        let both = [weights.as_slice(), &other];
+                        if paired {
+                            kernel.dots::<true, 2>(&codes, both, [&mut one, &mut two]);
+                        } else {
+                            kernel.dots::<false, 2>(&codes, both, [&mut one, &mut two]);
+                        }
+                        prop_assert_eq!(&one, &portable, "{:?}, two references", kernel);
+                        prop_assert_eq!(&two, &other_portable, "{:?}, two references", kernel);
+                    }
                 }
             }
         }
@@ -1026,21 +1123,32 @@ mod tests {
     #[test]
     fn every_dot_kernel_gives_the_same_scores() {
         // The SIMD paths (dot products and, after `dots_vnni`, the f32 scores by sixteen)
-        // give the portable path's scores bit for bit, at any start and length.
+        // give the portable path's scores bit for bit, at any start and length, and so do
+        // two references scored together (`fill_pair`) on either path.
         fn check<T: Float>() {
             let x = shaped(1000, 15, 0, 11);
             let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
             let copy = CompactCopy::new(&ws, Exec::SEQUENTIAL);
-            let reference = copy.row(17).to_vec();
-            let fast = copy.query(&reference);
+            let (reference, other) = (copy.row(17).to_vec(), copy.row(503).to_vec());
+            let (fast, fast_other) = (copy.query(&reference), copy.query(&other));
             let portable_copy = CompactCopy { kernel: DotKernel::Portable, ..copy.clone() };
             let portable = portable_copy.query(&reference);
+            let portable_other = portable_copy.query(&other);
+            let bits = |v: &[T]| v.iter().map(|s| s.as_f64().to_bits()).collect::<Vec<_>>();
             for (start, len) in [(0, 64), (64, 64), (128, 37), (3, 64), (900, 64), (961, 39)] {
-                let (mut a, mut b) = (vec![T::zero(); len], vec![T::zero(); len]);
+                let fresh = || vec![T::zero(); len];
+                let (mut a, mut b) = (fresh(), fresh());
                 fast.fill(&ws, start, &mut a);
                 portable.fill(&ws, start, &mut b);
-                let bits = |v: &[T]| v.iter().map(|s| s.as_f64().to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&a), bits(&b), "{} start {start} len {len}", T::NAME);
+                let mut c = fresh();
+                portable_other.fill(&ws, start, &mut c);
+                for (first, second) in [(&fast, &fast_other), (&portable, &portable_other)] {
+                    let (mut pa, mut pc) = (fresh(), fresh());
+                    first.fill_pair(second, &ws, start, &mut pa, &mut pc);
+                    assert_eq!(bits(&pa), bits(&b), "{} pair, start {start}", T::NAME);
+                    assert_eq!(bits(&pc), bits(&c), "{} pair, start {start}", T::NAME);
+                }
             }
         }
         check::<f32>();

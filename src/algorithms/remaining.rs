@@ -24,8 +24,8 @@ use crate::claims::Opening;
 use crate::dataset::{WorkingSet, means};
 use crate::float::Float;
 use crate::kernels::{
-    self, Also, BlockScorer, Complete, Farthest, Metric, Nearest, Pick, Ranked, ScoreVisitor,
-    Selection, prefetch, prefetch_for_write,
+    self, BlockScorer, Complete, Farthest, Metric, Nearest, Pick, Ranked, ScoreVisitor, Selection,
+    TwoReferences, TwoRows, prefetch, prefetch_for_write,
 };
 use crate::kernels_masked::Partial;
 use crate::parallel::{Exec, Parts, PartsOutcome};
@@ -390,20 +390,23 @@ impl<'a, T: Float> Remaining<'a, T> {
         // it (every part when fused, only part 1 when split).
         let start = |fused: bool, part: usize| {
             let b = if fused || part == 1 { score_b() } else { None };
-            (make_a(), Also::new(&self.ws, b.filter(|_| fused), b.map(|_| make_b())))
+            TwoRows(make_a(), b.map(|_| make_b()))
         };
-        let end = |v: (VA, Also<'_, T, S, Option<VB>>)| finish(v.0, v.1.into_inner());
+        let end = |v: TwoRows<VA, Option<VB>>| finish(v.0, v.1);
+        // Both references in one read of the data (the second visitor and scorer are there
+        // together or not at all: both come from `score_b()`).
+        let fused = |v: &mut TwoRows<VA, Option<VB>>, lo: usize, hi: usize| {
+            kernels::scan_range(&self.ws, lo, hi, &TwoReferences { a: score_a, b: score_b() }, v)
+        };
         // Part 1 (split only) scores the second reference; part 0 the first, and also the
         // second in one read when not split.
-        let scan = |v: &mut (VA, Also<'_, T, S, Option<VB>>), part: usize, lo: usize, hi: usize| {
-            match part {
-                1 => {
-                    let b = score_b().expect("part 1 opens with a second reference");
-                    kernels::scan_range(&self.ws, lo, hi, b, v.1.inner_mut())
-                }
-                _ if by_reference => kernels::scan_range(&self.ws, lo, hi, score_a, &mut v.0),
-                _ => kernels::scan_range(&self.ws, lo, hi, score_a, v),
+        let scan = |v: &mut TwoRows<VA, Option<VB>>, part: usize, lo: usize, hi: usize| match part {
+            1 => {
+                let b = score_b().expect("part 1 opens with a second reference");
+                kernels::scan_range(&self.ws, lo, hi, b, &mut v.1)
             }
+            _ if by_reference => kernels::scan_range(&self.ws, lo, hi, score_a, &mut v.0),
+            _ => fused(v, lo, hi),
         };
         let merge = |x: (A, Option<B>), y: (A, Option<B>)| (x.0.merge(y.0), x.1.merge(y.1));
         let parts = if by_reference { 2 } else { 1 };
@@ -420,7 +423,7 @@ impl<'a, T: Float> Remaining<'a, T> {
             PartsOutcome::Aborted => None,
             PartsOutcome::NotSplit => {
                 let mut both = start(true, 0);
-                kernels::scan_range(&self.ws, 0, self.m, score_a, &mut both);
+                fused(&mut both, 0, self.m);
                 Some(end(both))
             }
         }
