@@ -10,7 +10,14 @@
 //! records, so each selection's warm-up (its threshold, its band of candidates and their
 //! exact re-check) is paid about once per part and thread instead of once per chunk, while
 //! the small chunks still keep the threads busy until the pass ends. With more threads than
-//! parts, the threads of one part share its front; the design does not depend on two.
+//! parts, the threads of one part split between its front and its back (slots `s` and
+//! `s + parts` meet in the middle); the design does not depend on two.
+//!
+//! A pass of one part (both references scored in one read, `algorithms/remaining.rs`)
+//! thus has one thread claiming from the front and the next from the back. The slot is the
+//! thread's index in its team (`parallel.rs`), so each thread scans about the same half of
+//! the records pass after pass and finds them in its own core's caches instead of
+//! streaming the whole data from the shared cache.
 //!
 //! A claim takes 1/(2·threads) of what is left of its part ([`CHUNK`] at most,
 //! [`CHUNK_MIN`] at least: guided self-scheduling), so the last claims of a pass are short
@@ -112,13 +119,14 @@ impl Claims {
         self.aborted.load(Ordering::Relaxed)
     }
 
-    /// The next chunk `(part, lo, hi)` for slot `slot`: from the front of its own part, else
-    /// from the back of the next part that has records left; `None` when all are claimed.
+    /// The next chunk `(part, lo, hi)` for slot `slot`: from its own end of its own part
+    /// (the front for `slot / parts` even, the back for odd), else from the back of the next
+    /// part that has records left; `None` when all are claimed.
     pub fn next(&self, slot: usize) -> Option<(usize, usize, usize)> {
         let n = self.parts.len();
         let own = slot % n;
         let of = |p: usize| move |(lo, hi)| (p, lo, hi);
-        self.take(own, true)
+        self.take(own, (slot / n).is_multiple_of(2))
             .map(of(own))
             .or_else(|| (1..n).map(|i| (own + i) % n).find_map(|p| self.take(p, false).map(of(p))))
     }
@@ -197,6 +205,29 @@ mod tests {
         claims.open_last(2 * CHUNK_MIN);
         let order: Vec<_> = std::iter::from_fn(|| claims.next(1)).collect();
         assert_eq!(order, [(0, 512, 1024), (0, 0, 512)]);
+    }
+
+    #[test]
+    fn one_part_is_claimed_from_both_ends() {
+        // A fused pass: slot 0 from the front, slot 1 from the back, slot 2 from the front
+        // again; together they claim every record once, and they meet inside the part.
+        let len = 100_003;
+        let claims = Claims::new(1, len, 3);
+        claims.open_last(len);
+        let first: Vec<_> = (0..3).map(|s| claims.next(s).expect("records left")).collect();
+        assert_eq!(first[0].1, 0, "slot 0 starts at the front");
+        assert_eq!(first[1].2, len, "slot 1 starts at the back");
+        assert_eq!(first[2].1, first[0].2, "slot 2 follows slot 0 at the front");
+        let mut all = first;
+        for s in (0..3).cycle() {
+            match claims.next(s) {
+                Some(c) => all.push(c),
+                None => break,
+            }
+        }
+        all.sort_unstable();
+        assert!(all.windows(2).all(|w| w[0].2 == w[1].1), "no gap, no overlap: {all:?}");
+        assert_eq!((all[0].1, all.last().expect("a chunk").2), (0, len));
     }
 
     #[test]

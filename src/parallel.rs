@@ -261,6 +261,10 @@ impl Exec {
         let claims = Claims::new(parts, len, self.threads);
         let open_last = || claims.open(last_ready(), len);
         let slot = |s: usize| {
+            // Claims follow the thread, not the slot: the team's threads claim slots in any
+            // order, and a thread that claims the same records pass after pass finds them in
+            // its own caches (`claims.rs`).
+            let claimant = team::member().unwrap_or(s);
             let mut visitors: Vec<Option<V>> = (0..parts).map(|_| None).collect();
             // One slot answers for the last part; the others that own it help elsewhere
             // until it opens instead of waiting for the answer (with many threads).
@@ -269,7 +273,7 @@ impl Exec {
                 open_last();
             }
             loop {
-                while let Some((part, lo, hi)) = claims.next(s) {
+                while let Some((part, lo, hi)) = claims.next(claimant) {
                     let v = visitors[part].get_or_insert_with(|| start(part));
                     scan(v, part, lo, hi);
                 }

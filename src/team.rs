@@ -82,6 +82,9 @@ fn epoch_of(state: u64) -> u64 {
 }
 
 thread_local! {
+    /// This thread's index in the team it belongs to (0 the caller of [`with_team`], 1..
+    /// the helpers), while it does.
+    static MEMBER: Cell<Option<usize>> = const { Cell::new(None) };
     /// The team of this thread, while [`with_team`] runs.
     static CURRENT: Cell<Option<*const Team>> = const { Cell::new(None) };
 }
@@ -92,14 +95,18 @@ thread_local! {
 pub fn with_team<R>(threads: usize, f: impl FnOnce() -> R) -> R {
     let team = Team::new(threads);
     std::thread::scope(|s| {
-        for _ in 1..threads {
+        for i in 1..threads {
             let team = &team;
-            s.spawn(move || team.work());
+            s.spawn(move || {
+                MEMBER.with(|m| m.set(Some(i)));
+                team.work()
+            });
         }
         // Dropped in reverse order, also when `f` unwinds: the registration first, then
         // the helpers are told to stop (the scope joins them).
         let _stop = StopOnDrop(&team);
         let _current = Registered::set(Some(&team));
+        let _member = Member::set(Some(0));
         f()
     })
 }
@@ -112,6 +119,14 @@ fn current(threads: usize) -> Option<&'static Team> {
     // not leave this module's functions, which all return before `with_team` does).
     let team = unsafe { &*team };
     (team.size == threads).then_some(team)
+}
+
+/// This thread's index in its team (0 the caller of [`with_team`], 1.. its helpers), also
+/// during a pass: the same thread has the same index pass after pass, so a pass can give
+/// each thread the same records every time and they stay in that core's caches
+/// (`claims.rs`). `None` outside a team.
+pub fn member() -> Option<usize> {
+    MEMBER.with(Cell::get)
 }
 
 /// Whether this thread has a team of `threads` threads registered for its passes.
@@ -298,6 +313,21 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
+/// Sets this thread's index in a team, restoring the previous one when dropped.
+struct Member(Option<usize>);
+
+impl Member {
+    fn set(index: Option<usize>) -> Self {
+        Member(MEMBER.with(|m| m.replace(index)))
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        MEMBER.with(|m| m.set(self.0));
+    }
+}
+
 /// Registers a team (or none) for this thread, restoring the previous registration when
 /// dropped.
 struct Registered(Option<*const Team>);
@@ -334,6 +364,25 @@ mod tests {
         });
         assert!(out.iter().all(|r| r == &[0, 1, 2, 3, 4]));
         assert!(CURRENT.with(Cell::get).is_none(), "registration ends with the call");
+    }
+
+    #[test]
+    fn every_thread_keeps_its_index_in_the_team() {
+        assert_eq!(member(), None, "outside a team");
+        let seen = with_team(3, || {
+            let part = |_: usize| {
+                std::thread::sleep(Duration::from_millis(20));
+                vec![member()]
+            };
+            let cat = |mut a: Vec<_>, b: Vec<_>| {
+                a.extend(b);
+                a
+            };
+            (member(), map_on_current(3, 3, &part, &cat).unwrap().unwrap())
+        });
+        assert_eq!(seen.0, Some(0), "the caller is member 0");
+        assert!(seen.1.iter().all(|m| m.is_some_and(|i| i < 3)), "{:?}", seen.1);
+        assert_eq!(member(), None, "restored after the team");
     }
 
     #[test]
