@@ -124,7 +124,8 @@ pub fn mdav<T: Float>(
     // P group around a guessed seed. The next round takes that group on trust and goes
     // straight to its own Q's pass, in which one thread first checks that the exact seed
     // search names the same record (a mismatch drops the pass and puts the group back): so
-    // the only serial work between two passes is taking one group and removing another.
+    // the only serial work between two passes is taking one group and removing another,
+    // and on passes split by records (`remaining.rs`, `BY_RECORDS_MIN`) that check.
     let speculate = !indexed && opts.distance_reuse && order.is_some();
     // The rounds' passes run on a team of threads kept awake between them (`team.rs`).
     exec.with_team(rest.len(), || {
@@ -168,8 +169,9 @@ pub fn mdav<T: Float>(
             };
             // Q's values and the centroid before Q's group leaves: for the guess and the pull.
             let before = speculate.then(|| (rest.row_f64(q), rest.centroid_f64()));
-            // Run by one thread of Q's pass while the others start on Q's scores: the check
-            // of P, then the guess of the next round's seed.
+            // Run by one thread of Q's pass while the others start on Q's scores (before the
+            // pass when it is split by records): the check of P, then the guess of the next
+            // round's seed.
             let find = |rest: &Remaining<T>| {
                 if let (Some(order), Some((seed, c, back))) = (order.as_mut(), &check)
                     && !rest.was_farthest_from_centroid(c, back, *seed, order)
