@@ -40,8 +40,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// round's seed is checked first. Smaller passes are split by reference, so that one thread
 /// checks the seed while the others scan. At 200 000 × 15 on 2 threads (Intel Xeon VM, six
 /// alternated runs, same labels), splitting every pass by records took f32 1.425 → 1.159 s
-/// (best; pair median 0.83×) and f64 1.448 → 1.220 s (0.96×); by records from this size
-/// only, f32 best 1.014 → 1.007 s (pair median 0.97×), f64 1.309 → 1.183 s (0.93×) more.
+/// (best; pair median 0.83×) and f64 1.448 → 1.220 s (0.96×); splitting by records only
+/// from this size was faster again: f32 1.014 → 1.007 s (0.97×), f64 1.309 → 1.183 s
+/// (0.93×).
 const BY_RECORDS_MIN: usize = 50_000;
 
 /// A group prepared one pass ahead (exact MDAV's speculation, `mdav.rs`): the ids of the
