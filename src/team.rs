@@ -25,6 +25,7 @@ use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::LocalKey;
 use std::time::{Duration, Instant};
 
 /// How long a helper spins for the next pass before it parks.
@@ -105,8 +106,8 @@ pub fn with_team<R>(threads: usize, f: impl FnOnce() -> R) -> R {
         // Dropped in reverse order, also when `f` unwinds: the registration first, then
         // the helpers are told to stop (the scope joins them).
         let _stop = StopOnDrop(&team);
-        let _current = Registered::set(Some(&team));
-        let _member = Member::set(Some(0));
+        let _current = register(Some(&team));
+        let _member = Scoped::set(&MEMBER, Some(0));
         f()
     })
 }
@@ -145,7 +146,7 @@ pub fn map_on_current<R: Send>(
     let team = current(threads)?;
     // A pass is not re-entrant: anything its chunks run on this thread (work that rayon
     // steals, say) finds no team and uses rayon.
-    let _unregistered = Registered::set(None);
+    let _unregistered = register(None);
     Some(team.map(chunks, part, reduce))
 }
 
@@ -313,35 +314,28 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
-/// Sets this thread's index in a team, restoring the previous one when dropped.
-struct Member(Option<usize>);
+/// Sets a thread-local cell of this thread (its team, or its index in one), restoring the
+/// previous value when dropped, also when the code in between unwinds.
+struct Scoped<T: Copy + 'static> {
+    cell: &'static LocalKey<Cell<T>>,
+    previous: T,
+}
 
-impl Member {
-    fn set(index: Option<usize>) -> Self {
-        Member(MEMBER.with(|m| m.replace(index)))
+impl<T: Copy + 'static> Scoped<T> {
+    fn set(cell: &'static LocalKey<Cell<T>>, value: T) -> Self {
+        Scoped { cell, previous: cell.with(|c| c.replace(value)) }
     }
 }
 
-impl Drop for Member {
+impl<T: Copy + 'static> Drop for Scoped<T> {
     fn drop(&mut self) {
-        MEMBER.with(|m| m.set(self.0));
+        self.cell.with(|c| c.set(self.previous));
     }
 }
 
-/// Registers a team (or none) for this thread, restoring the previous registration when
-/// dropped.
-struct Registered(Option<*const Team>);
-
-impl Registered {
-    fn set(team: Option<&Team>) -> Self {
-        Registered(CURRENT.with(|c| c.replace(team.map(|t| t as *const Team))))
-    }
-}
-
-impl Drop for Registered {
-    fn drop(&mut self) {
-        CURRENT.with(|c| c.set(self.0));
-    }
+/// Registers a team (or none) for this thread's passes until dropped.
+fn register(team: Option<&Team>) -> Scoped<Option<*const Team>> {
+    Scoped::set(&CURRENT, team.map(|t| t as *const Team))
 }
 
 #[cfg(test)]

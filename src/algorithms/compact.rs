@@ -647,6 +647,40 @@ impl<T: Float> CompactQuery<'_, T> {
         let _ = (out, h, dots);
         None
     }
+
+    /// The scores of positions `start..start + out.len()` from `dots`, the dot products of
+    /// the whole blocks from the one holding `start` ([`blocks_of`]).
+    #[inline(always)]
+    fn scores_from_dots(&self, ws: &WorkingSet<T>, start: usize, dots: &[i32], out: &mut [T]) {
+        let skip = start % BLOCK_RECORDS;
+        let h = &ws.half_norms()[start..start + out.len()];
+        let score = |h: T, dot: i32| (h - self.c0) - self.scale * T::from_i32_lossy(dot);
+        let dots = &dots[skip..skip + out.len()];
+        // In f32 the compiler would read 16 dots at once, across two of the stores that
+        // wrote them: the CPU cannot forward those to the load, which then waits for them to
+        // reach the cache (a third of a pass's time on two threads at 200 000 × 15). So they
+        // are read as they were stored when the block starts on a code block (`skip` 0, as
+        // every chunk of a pass does): 16 at a time in f32 after `dots_vnni`, else eight;
+        // f64 reads eight anyway.
+        let whole = self.scores_by_sixteen(out, h, dots).unwrap_or_else(|| {
+            let eights = size_of::<T>() < size_of::<f64>();
+            let whole = if eights { out.len() / BLOCK_RECORDS * BLOCK_RECORDS } else { 0 };
+            for b in (0..whole).step_by(BLOCK_RECORDS) {
+                let o: &mut [T; BLOCK_RECORDS] =
+                    (&mut out[b..b + BLOCK_RECORDS]).try_into().expect("eight");
+                let h: &[T; BLOCK_RECORDS] = h[b..b + BLOCK_RECORDS].try_into().expect("eight");
+                let d: &[i32; BLOCK_RECORDS] =
+                    dots[b..b + BLOCK_RECORDS].try_into().expect("eight");
+                for i in 0..BLOCK_RECORDS {
+                    o[i] = score(h[i], d[i]);
+                }
+            }
+            whole
+        });
+        for ((o, &h), &dot) in out[whole..].iter_mut().zip(&h[whole..]).zip(&dots[whole..]) {
+            *o = score(h, dot);
+        }
+    }
 }
 
 /// The code blocks holding positions `start..start + len`: the first and how many. Whole
@@ -688,42 +722,6 @@ impl<T: Float> BlockScorer<T> for CompactQuery<'_, T> {
 
     fn bytes_per_record(&self, _: &WorkingSet<T>) -> usize {
         self.copy.pairs * 2 + size_of::<T>()
-    }
-}
-
-impl<T: Float> CompactQuery<'_, T> {
-    /// The scores of positions `start..start + out.len()` from `dots`, the dot products of
-    /// the whole blocks from the one holding `start` ([`blocks_of`]).
-    #[inline(always)]
-    fn scores_from_dots(&self, ws: &WorkingSet<T>, start: usize, dots: &[i32], out: &mut [T]) {
-        let skip = start % BLOCK_RECORDS;
-        let h = &ws.half_norms()[start..start + out.len()];
-        let score = |h: T, dot: i32| (h - self.c0) - self.scale * T::from_i32_lossy(dot);
-        let dots = &dots[skip..skip + out.len()];
-        // In f32 the compiler would read 16 dots at once, across two of the stores that
-        // wrote them: the CPU cannot forward those to the load, which then waits for them to
-        // reach the cache (a third of a pass's time on two threads at 200 000 × 15). So they
-        // are read as they were stored when the block starts on a code block (`skip` 0, as
-        // every chunk of a pass does): 16 at a time in f32 after `dots_vnni`, else eight;
-        // f64 reads eight anyway.
-        let whole = self.scores_by_sixteen(out, h, dots).unwrap_or_else(|| {
-            let eights = size_of::<T>() < size_of::<f64>();
-            let whole = if eights { out.len() / BLOCK_RECORDS * BLOCK_RECORDS } else { 0 };
-            for b in (0..whole).step_by(BLOCK_RECORDS) {
-                let o: &mut [T; BLOCK_RECORDS] =
-                    (&mut out[b..b + BLOCK_RECORDS]).try_into().expect("eight");
-                let h: &[T; BLOCK_RECORDS] = h[b..b + BLOCK_RECORDS].try_into().expect("eight");
-                let d: &[i32; BLOCK_RECORDS] =
-                    dots[b..b + BLOCK_RECORDS].try_into().expect("eight");
-                for i in 0..BLOCK_RECORDS {
-                    o[i] = score(h[i], d[i]);
-                }
-            }
-            whole
-        });
-        for ((o, &h), &dot) in out[whole..].iter_mut().zip(&h[whole..]).zip(&dots[whole..]) {
-            *o = score(h, dot);
-        }
     }
 }
 
