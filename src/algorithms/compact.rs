@@ -425,8 +425,8 @@ fn dots_avx2_blocks<const G: usize>(codes: &[i8], pair_weights: &[i32], out: &mu
 /// `vpdpwssd` wraps as `vpaddd` does, and no sum overflows. Exact MDAV at 200 000 × 15
 /// took 16–28% less time with it than with [`dots_avx2`] on an AVX-512 Xeon
 /// (`bench-results/mdav_threads_rust.md`). With `R` = 2 references it widens each load of
-/// codes once for both (the fused pass of one thread, `remaining.rs`): 0.70 against 0.98 ns
-/// a record for the two references' dots at 200 000 × 15 (session 22).
+/// codes once for both (the fused pass of one thread, `remaining.rs`): 0.72 against 0.98 ns
+/// a record for the two references' dots at 200 000 × 15 (medians of ten, session 22).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 fn dots_vnni<const PAIRED: bool, const R: usize>(
