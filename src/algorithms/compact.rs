@@ -253,11 +253,20 @@ impl<T: Float> CompactCopy<T> {
         let bytes = self.pairs * PAIR_BYTES;
         let codes = &self.q[first * bytes..(first + blocks) * bytes];
         let outs = outs.map(|out| &mut out[..blocks * BLOCK_RECORDS]);
-        if size_of::<T>() == size_of::<f32>() {
+        if self.by_sixteen() {
             self.kernel.dots::<true, R>(codes, weights, outs);
         } else {
             self.kernel.dots::<false, R>(codes, weights, outs);
         }
+    }
+
+    /// Whether scores are computed 16 at a time (f32 after the VNNI kernel): the one place
+    /// that decides both how [`Self::dots`] stores the dot products and how
+    /// [`CompactQuery::scores_by_sixteen`] reads them, which must agree (a read across two
+    /// stores waits for them to reach the cache).
+    #[inline(always)]
+    fn by_sixteen(&self) -> bool {
+        self.kernel == DotKernel::Vnni && size_of::<T>() == size_of::<f32>()
     }
 }
 
@@ -312,16 +321,19 @@ impl DotKernel {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `detect` found AVX-512F, BW and VNNI on this CPU.
             DotKernel::Vnni => unsafe { dots_vnni::<PAIRED, R>(codes, weights, outs) },
-            _ => {
-                for (w, out) in weights.into_iter().zip(outs) {
-                    match self {
-                        #[cfg(target_arch = "x86_64")]
-                        // SAFETY: `detect` found AVX2 on this CPU.
-                        DotKernel::Avx2 => unsafe { dots_avx2(codes, w, out) },
-                        _ => dots_portable(codes, w, out),
-                    }
-                }
-            }
+            _ => weights.into_iter().zip(outs).for_each(|(w, out)| self.dots_one(codes, w, out)),
+        }
+    }
+
+    /// One reference's dots with the AVX2 or the portable kernel, which read the codes once
+    /// per reference (the VNNI kernel serves every reference of a pass from one read).
+    #[inline(always)]
+    fn dots_one(self, codes: &[i8], weights: &[i32], out: &mut [i32]) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `detect` found AVX2 on this CPU.
+            DotKernel::Avx2 => unsafe { dots_avx2(codes, weights, out) },
+            _ => dots_portable(codes, weights, out),
         }
     }
 }
@@ -637,7 +649,7 @@ impl<T: Float> CompactQuery<'_, T> {
     #[inline(always)]
     fn scores_by_sixteen(&self, out: &mut [T], h: &[T], dots: &[i32]) -> Option<usize> {
         #[cfg(target_arch = "x86_64")]
-        if self.copy.kernel == DotKernel::Vnni
+        if self.copy.by_sixteen()
             && let Some((out, h)) = T::as_f32s(out, h)
         {
             let (c0, scale) = (self.c0.as_f64() as f32, self.scale.as_f64() as f32);
