@@ -4,24 +4,29 @@
 //!
 //! A pass of exact MDAV often serves two references (the round's group and the next
 //! round's prepared one, `algorithms/mdav.rs`). Its parts are "score every record against
-//! reference r": the same records, different work. Thread (slot) `s` claims chunks from the
-//! front of part `s mod parts`; when that part has none left, it claims from the back of
-//! the other parts. A thread's visitor for a part thus sees a long run of the part's
-//! records, so each selection's warm-up (its threshold, its band of candidates and their
-//! exact re-check) is paid about once per part and thread instead of once per chunk, while
-//! the small chunks still keep the threads busy until the pass ends. With more threads than
-//! parts, the threads of one part split between its front and its back (slots `s` and
-//! `s + parts` meet in the middle); the design does not depend on two.
+//! reference r": the same records, different work. Thread (slot) `s` claims chunks from
+//! part `s mod parts`; when that part has none left, it claims from the back of the other
+//! parts. A thread's visitor for a part thus sees a long run of the part's records, so
+//! each selection's warm-up (its threshold, its band of candidates and their exact
+//! re-check) is paid about once per part and thread instead of once per chunk, while the
+//! small chunks still keep the threads busy until the pass ends.
 //!
-//! A pass of one part (both references scored in one read, `algorithms/remaining.rs`)
-//! thus has one thread claiming from the front and the next from the back. The slot is the
-//! thread's index in its team (`parallel.rs`), so each thread scans about the same half of
-//! the records pass after pass and finds them in its own core's caches instead of
-//! streaming the whole data from the shared cache.
+//! Each part is split into regions of whole kernel blocks, one for every two of its
+//! threads: the `i`-th thread of a part claims from the front of region `i / 2` for `i`
+//! even and from its back for `i` odd, the two meeting wherever their speeds put them;
+//! a thread whose region is used up claims from the back of the others, its own part's
+//! first. A pass of one part (both references scored in one read,
+//! `algorithms/remaining.rs`) on two threads thus has one region, one thread claiming from
+//! its front and the other from its back; on 16 threads, eight regions. The slot is the
+//! thread's index in its team (`parallel.rs`), so each thread scans about the same records
+//! pass after pass (half a region) and finds them in its own core's caches instead of
+//! streaming the whole data from the shared cache: with the threads of a part all on its
+//! two ends, as before regions, each would claim different records from pass to pass.
+//! Only two threads could be measured (the regions change nothing there).
 //!
-//! A claim takes 1/(2·threads) of what is left of its part ([`CHUNK`] at most,
+//! A claim takes a quarter of what is left of its region ([`CHUNK`] at most,
 //! [`CHUNK_MIN`] at least: guided self-scheduling), so the last claims of a pass are short
-//! wherever the front and the back of a part meet, and the threads leave the pass within a
+//! wherever the front and the back of a region meet, and the threads leave the pass within a
 //! fraction of a µs of each other instead of up to one whole chunk apart (at 200 000 × 15,
 //! f32, 2 threads: with fixed chunks of 4 096 records, 2.3 µs of scanning, the thread that
 //! left a pass last did so 0.9 µs after the mean of the two at 20 000 to 100 000 records
@@ -40,7 +45,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// faster than with claims of at most 4 096 records, and no faster with 32 768 or 65 536.
 const CHUNK: usize = 16_384;
 
-/// Smallest claim (except a part's last records), and the unit of every claim's size: a
+/// Smallest claim (except a region's last records), and the unit of every claim's size: a
 /// multiple of 64, so that chunks start on kernel blocks.
 const CHUNK_MIN: usize = 512;
 
@@ -67,13 +72,21 @@ pub enum Opening {
     Abort,
 }
 
-/// The unclaimed records of every part of one pass.
+/// A claim takes what is left of its region divided by this: a region has at most two
+/// owners, one at each end, and each takes a quarter of what is left (2·threads with the
+/// two threads of a fused pass).
+const SHARE: usize = 4;
+
+/// The unclaimed records of every part of one pass, each part split into regions.
 pub struct Claims {
-    /// Per part, its unclaimed records `front..back` (front in the low 32 bits), each on
-    /// its own line so that threads on different parts do not contend.
-    parts: Vec<CacheLine<AtomicU64>>,
-    /// A claim takes what is left of its part divided by this: 2·threads.
-    share: usize,
+    /// Per part, then per region of it, its unclaimed records `front..back` (front in the
+    /// low 32 bits), each on its own line so that threads on different regions do not
+    /// contend.
+    ends: Vec<CacheLine<AtomicU64>>,
+    parts: usize,
+    /// Regions per part: ⌈threads / parts / 2⌉, so that each region has two owners (one
+    /// with an odd number of threads in a part).
+    regions: usize,
     /// Whether the pass was aborted ([`Opening::Abort`]).
     aborted: AtomicBool,
 }
@@ -82,10 +95,13 @@ impl Claims {
     /// `len` records (`< 2³² − 1`) in each of `parts` parts, none claimed, for `threads`
     /// threads; the last part is closed until [`Self::open`].
     pub fn new(parts: usize, len: usize, threads: usize) -> Self {
-        let open = u64::from(records(len)) << 32;
-        let state = |p: usize| if p + 1 == parts { CLOSED } else { open };
-        let parts = (0..parts).map(|p| CacheLine(AtomicU64::new(state(p)))).collect();
-        Claims { parts, share: 2 * threads.max(1), aborted: AtomicBool::new(false) }
+        let regions = threads.div_ceil(parts.max(1)).div_ceil(2).max(1);
+        let state = |i: usize| match i / regions + 1 == parts {
+            true => CLOSED,
+            false => region(len, regions, i % regions),
+        };
+        let ends = (0..parts * regions).map(|i| CacheLine(AtomicU64::new(state(i)))).collect();
+        Claims { ends, parts, regions, aborted: AtomicBool::new(false) }
     }
 
     /// Opens the last part as `opening` says (`len` records for [`Opening::Records`]), or
@@ -99,7 +115,7 @@ impl Claims {
                 self.aborted.store(true, Ordering::Relaxed);
                 // Front = back = 0: every claim from now on finds nothing (a claim racing
                 // this store fails its exchange, reloads and finds nothing either).
-                self.parts.iter().for_each(|p| p.store(0, Ordering::Relaxed));
+                self.ends.iter().for_each(|e| e.store(0, Ordering::Relaxed));
             }
         }
     }
@@ -107,10 +123,12 @@ impl Claims {
     /// Gives the last part `len` records (as many as the others, or none) if it is still
     /// closed; once opened, later calls change nothing.
     fn open_last(&self, len: usize) {
-        let last = self.parts.last().expect("a part");
-        let opened = u64::from(records(len)) << 32;
-        // Only the first call finds it closed; the others fail and leave it as it is.
-        let _ = last.compare_exchange(CLOSED, opened, Ordering::Relaxed, Ordering::Relaxed);
+        let last = &self.ends[(self.parts - 1) * self.regions..];
+        for (r, ends) in last.iter().enumerate() {
+            // Only the first call finds it closed; the others fail and leave it as it is.
+            let opened = region(len, self.regions, r);
+            let _ = ends.compare_exchange(CLOSED, opened, Ordering::Relaxed, Ordering::Relaxed);
+        }
     }
 
     /// Whether [`Self::open`] was told to abort the pass (seen by every slot once its
@@ -119,24 +137,27 @@ impl Claims {
         self.aborted.load(Ordering::Relaxed)
     }
 
-    /// The next chunk `(part, lo, hi)` for slot `slot`: from its own end of its own part
-    /// (the front for `slot / parts` even, the back for odd), else from the back of the next
-    /// part that has records left; `None` when all are claimed.
+    /// The next chunk `(part, lo, hi)` for slot `slot`: from its own end of its own region
+    /// (part `slot mod parts`; the `i`-th slot of a part, `i = slot / parts`, owns region
+    /// `i / 2`, from the front for `i` even and from the back for odd), else from the back
+    /// of the next region that has records left, its own part's first; `None` when all are
+    /// claimed.
     pub fn next(&self, slot: usize) -> Option<(usize, usize, usize)> {
-        let n = self.parts.len();
-        let own = slot % n;
-        let of = |p: usize| move |(lo, hi)| (p, lo, hi);
-        self.take(own, (slot / n).is_multiple_of(2))
+        let (n, part) = (self.ends.len(), slot % self.parts);
+        let i = slot / self.parts;
+        let own = part * self.regions + (i / 2) % self.regions;
+        let of = |e: usize| move |(lo, hi)| (e / self.regions, lo, hi);
+        self.take(own, i.is_multiple_of(2))
             .map(of(own))
-            .or_else(|| (1..n).map(|i| (own + i) % n).find_map(|p| self.take(p, false).map(of(p))))
+            .or_else(|| (1..n).map(|k| (own + k) % n).find_map(|e| self.take(e, false).map(of(e))))
     }
 
-    /// Claims a chunk at the front (or back) of `part`, if it has records left: 1/share of
-    /// them, a multiple of [`CHUNK_MIN`] between that and [`CHUNK`] ([`CHUNK_UNOPENED`]
-    /// while the last part is closed), or all that is left.
-    fn take(&self, part: usize, front: bool) -> Option<(usize, usize)> {
-        let ends = &self.parts[part];
-        let last = self.parts.last().expect("a part");
+    /// Claims a chunk at the front (or back) of region `e` (an index into `ends`), if it
+    /// has records left: 1/[`SHARE`] of them, a multiple of [`CHUNK_MIN`] between that and
+    /// [`CHUNK`] ([`CHUNK_UNOPENED`] while the last part is closed), or all that is left.
+    fn take(&self, e: usize, front: bool) -> Option<(usize, usize)> {
+        let ends = &self.ends[e];
+        let last = &self.ends[(self.parts - 1) * self.regions];
         let most = if last.load(Ordering::Relaxed) == CLOSED { CHUNK_UNOPENED } else { CHUNK };
         let mut state = ends.load(Ordering::Relaxed);
         loop {
@@ -144,8 +165,8 @@ impl Claims {
             if lo >= hi {
                 return None;
             }
-            let size = ((hi - lo) / self.share / CHUNK_MIN * CHUNK_MIN).clamp(CHUNK_MIN, most);
-            // Fronts advance by whole claims from 0; backs are rounded down to a block.
+            let size = ((hi - lo) / SHARE / CHUNK_MIN * CHUNK_MIN).clamp(CHUNK_MIN, most);
+            // Fronts advance by whole claims from a block; backs are rounded down to one.
             let (lo2, hi2) = if front {
                 ((lo + size).min(hi), hi)
             } else {
@@ -158,6 +179,13 @@ impl Claims {
             }
         }
     }
+}
+
+/// Region `r` of `regions` of a part of `len` records, packed as unclaimed ends: the
+/// boundaries fall on kernel blocks (multiples of 64), the last region ends at `len`.
+fn region(len: usize, regions: usize, r: usize) -> u64 {
+    let bound = |r: usize| if r == regions { len } else { r * len / regions / 64 * 64 };
+    u64::from(records(bound(r))) | (u64::from(records(bound(r + 1))) << 32)
 }
 
 /// `len` as a part's end, below [`CLOSED`]'s halves.
@@ -208,16 +236,18 @@ mod tests {
     }
 
     #[test]
-    fn one_part_is_claimed_from_both_ends() {
-        // A fused pass: slot 0 from the front, slot 1 from the back, slot 2 from the front
-        // again; together they claim every record once, and they meet inside the part.
+    fn one_part_is_claimed_from_both_ends_of_its_regions() {
+        // A fused pass on three threads: two regions; slot 0 from the front of the first,
+        // slot 1 from its back, slot 2 from the front of the second, whose back the others
+        // take when theirs is used up. Together they claim every record once.
         let len = 100_003;
         let claims = Claims::new(1, len, 3);
         claims.open_last(len);
+        let middle = len / 2 / 64 * 64;
         let first: Vec<_> = (0..3).map(|s| claims.next(s).expect("records left")).collect();
         assert_eq!(first[0].1, 0, "slot 0 starts at the front");
-        assert_eq!(first[1].2, len, "slot 1 starts at the back");
-        assert_eq!(first[2].1, first[0].2, "slot 2 follows slot 0 at the front");
+        assert_eq!(first[1].2, middle, "slot 1 starts at the back of the first region");
+        assert_eq!(first[2].1, middle, "slot 2 starts at the front of the second region");
         let mut all = first;
         for s in (0..3).cycle() {
             match claims.next(s) {
@@ -231,7 +261,42 @@ mod tests {
     }
 
     #[test]
+    fn two_threads_of_a_fused_pass_share_one_region() {
+        // Slot 0 from the front, slot 1 from the back of all the records, as without regions.
+        let len = 200_000;
+        let claims = Claims::new(1, len, 2);
+        claims.open_last(len);
+        assert_eq!(claims.next(0), Some((0, 0, CHUNK)));
+        let back = claims.next(1).expect("records left");
+        assert_eq!((back.1 % 64, back.2), (0, len));
+    }
+
+    #[test]
+    fn sixteen_threads_keep_to_their_regions_first() {
+        // One part: eight regions of two threads each; two parts: four regions a part.
+        for (parts, len) in [(1, 1_000_003), (2, 700_001)] {
+            let claims = Claims::new(parts, len, 16);
+            claims.open_last(len);
+            let regions = 8 / parts;
+            for slot in 0..16 {
+                let (part, lo, hi) = claims.next(slot).expect("records left");
+                let i = slot / parts;
+                let r = i / 2;
+                let (start, end) = (r * len / regions / 64 * 64, (r + 1) * len / regions / 64 * 64);
+                let end = if r + 1 == regions { len } else { end };
+                assert_eq!(part, slot % parts, "slot {slot}");
+                if i % 2 == 0 {
+                    assert_eq!(lo, start, "slot {slot} at the front of region {r}");
+                } else {
+                    assert_eq!(hi, end, "slot {slot} at the back of region {r}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn claims_take_a_share_of_what_is_left_from_either_end() {
+        // Two parts on two or three threads: one region a part.
         let cases = [(1, 0, 2), (100, 1, 2), (4097, 0, 2), (200_003, 0, 2), (200_003, 1, 3)];
         for (len, slot, threads) in cases {
             let claims = Claims::new(2, len, threads);
@@ -242,7 +307,7 @@ mod tests {
             for &(part, lo, hi) in &chunks {
                 assert_eq!(part, 0);
                 assert_eq!(lo % 64, 0, "chunks start on kernel blocks");
-                let want = (left / (2 * threads) / CHUNK_MIN * CHUNK_MIN).clamp(CHUNK_MIN, CHUNK);
+                let want = (left / SHARE / CHUNK_MIN * CHUNK_MIN).clamp(CHUNK_MIN, CHUNK);
                 let (size, ragged) = (hi - lo, len % 64 != 0 && hi == len && slot == 1);
                 // A back claim is rounded down to a block, a last claim takes what is left.
                 assert!(size == want.min(left) || ragged || size == left, "{len}: {chunks:?}");
@@ -268,24 +333,26 @@ mod tests {
 
     #[test]
     fn concurrent_claims_cover_every_record_once() {
-        let (parts, len) = (3, 100_003);
-        let claims = Claims::new(parts, len, 4);
-        claims.open_last(len);
-        let mut seen: Vec<(usize, usize, usize)> = std::thread::scope(|s| {
-            let workers: Vec<_> = (0..4)
-                .map(|slot| {
-                    let claims = &claims;
-                    s.spawn(move || std::iter::from_fn(|| claims.next(slot)).collect::<Vec<_>>())
-                })
-                .collect();
-            workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
-        });
-        seen.sort_unstable();
-        for p in 0..parts {
-            let ranges: Vec<_> = seen.iter().filter(|c| c.0 == p).map(|c| (c.1, c.2)).collect();
-            assert_eq!(ranges.first().map(|r| r.0), Some(0));
-            assert_eq!(ranges.last().map(|r| r.1), Some(len));
-            assert!(ranges.windows(2).all(|w| w[0].1 == w[1].0), "part {p} is tiled");
+        for (parts, len, threads) in [(3, 100_003, 4), (1, 100_003, 16), (2, 1000, 16)] {
+            let claims = Claims::new(parts, len, threads);
+            claims.open_last(len);
+            let mut seen: Vec<(usize, usize, usize)> = std::thread::scope(|s| {
+                let workers: Vec<_> = (0..threads)
+                    .map(|slot| {
+                        let claims = &claims;
+                        let mine = move || claims.next(slot);
+                        s.spawn(move || std::iter::from_fn(mine).collect::<Vec<_>>())
+                    })
+                    .collect();
+                workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
+            });
+            seen.sort_unstable();
+            for p in 0..parts {
+                let ranges: Vec<_> = seen.iter().filter(|c| c.0 == p).map(|c| (c.1, c.2)).collect();
+                assert_eq!(ranges.first().map(|r| r.0), Some(0));
+                assert_eq!(ranges.last().map(|r| r.1), Some(len));
+                assert!(ranges.windows(2).all(|w| w[0].1 == w[1].0), "part {p} is tiled");
+            }
         }
     }
 }

@@ -393,15 +393,18 @@ mod tests {
     #[test]
     fn compact_passes_split_by_records_give_the_scan_partition() {
         // From BY_RECORDS_MIN records on (`remaining.rs`) a split pass scores both references
-        // in one read, the threads claiming from both ends of the records.
+        // in one read, the threads claiming from both ends of the records; on three
+        // threads from two regions of them (`claims.rs`).
         use crate::parallel::Parallelism;
         let x = shaped(60_000, 4, 0, 9);
         let on = MdavOptions { compact_scan: IndexChoice::On, ..MdavOptions::DEFAULT_SCAN };
         let exact = labels_of::<f32>(&x, 10, MdavOptions::DEFAULT_SCAN);
-        let ws = WorkingSet::<f32>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
-        let par = Parallelism::from_n_jobs(2).unwrap();
-        let p = par.install(|e| mdav(ws, 10, on, e, &Progress::new())).unwrap();
-        assert_eq!(p.labels(), exact.as_slice());
+        for jobs in [2, 3] {
+            let ws = WorkingSet::<f32>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+            let par = Parallelism::from_n_jobs(jobs).unwrap();
+            let p = par.install(|e| mdav(ws, 10, on, e, &Progress::new())).unwrap();
+            assert_eq!(p.labels(), exact.as_slice(), "{jobs} threads");
+        }
     }
 
     #[test]

@@ -380,7 +380,8 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// on the first part meanwhile. [`Shape::Fused`] scores every chunk against both
     /// references in one read of the data ([`TwoReferences`]: the compact copy's dot
     /// products of both from one load of the codes), the threads claiming from both ends
-    /// of the records (`claims.rs`). On one thread both references share one read.
+    /// of the records, or of regions of them on more than two threads (`claims.rs`). On
+    /// one thread both references share one read.
     ///
     /// `None` when the second part opened as [`Opening::Abort`]: no visitor was finished.
     fn pass<'b, S, VA, VB, A, B>(
