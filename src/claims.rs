@@ -14,8 +14,9 @@
 //! Each part is split into regions of whole kernel blocks, one for every two of its
 //! threads: the `i`-th thread of a part claims from the front of region `i / 2` for `i`
 //! even and from its back for `i` odd, the two meeting wherever their speeds put them;
-//! a thread whose region is used up claims from the back of the others, its own part's
-//! first. A pass of one part (both references scored in one read,
+//! a thread whose region is used up claims from the back of the regions after it, round
+//! all the parts (the rest of its own part first, except for the regions before its own,
+//! which come last). A pass of one part (both references scored in one read,
 //! `algorithms/remaining.rs`) on two threads thus has one region, one thread claiming from
 //! its front and the other from its back; on 16 threads, eight regions. The slot is the
 //! thread's index in its team (`parallel.rs`), so each thread scans about the same records
@@ -140,8 +141,8 @@ impl Claims {
     /// The next chunk `(part, lo, hi)` for slot `slot`: from its own end of its own region
     /// (part `slot mod parts`; the `i`-th slot of a part, `i = slot / parts`, owns region
     /// `i / 2`, from the front for `i` even and from the back for odd), else from the back
-    /// of the next region that has records left, its own part's first; `None` when all are
-    /// claimed.
+    /// of the first region after its own, round all the parts, that has records left;
+    /// `None` when all are claimed.
     pub fn next(&self, slot: usize) -> Option<(usize, usize, usize)> {
         let (n, part) = (self.ends.len(), slot % self.parts);
         let i = slot / self.parts;
