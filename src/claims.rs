@@ -84,7 +84,6 @@ pub struct Claims {
     /// low 32 bits), each on its own line so that threads on different regions do not
     /// contend.
     ends: Vec<CacheLine<AtomicU64>>,
-    parts: usize,
     /// Regions per part: ⌈threads / parts / 2⌉, so that each region has two owners (one
     /// with an odd number of threads in a part).
     regions: usize,
@@ -102,7 +101,7 @@ impl Claims {
             false => region(len, regions, i % regions),
         };
         let ends = (0..parts * regions).map(|i| CacheLine(AtomicU64::new(state(i)))).collect();
-        Claims { ends, parts, regions, aborted: AtomicBool::new(false) }
+        Claims { ends, regions, aborted: AtomicBool::new(false) }
     }
 
     /// Opens the last part as `opening` says (`len` records for [`Opening::Records`]), or
@@ -124,8 +123,7 @@ impl Claims {
     /// Gives the last part `len` records (as many as the others, or none) if it is still
     /// closed; once opened, later calls change nothing.
     fn open_last(&self, len: usize) {
-        let last = &self.ends[(self.parts - 1) * self.regions..];
-        for (r, ends) in last.iter().enumerate() {
+        for (r, ends) in self.last_part().iter().enumerate() {
             // Only the first call finds it closed; the others fail and leave it as it is.
             let opened = region(len, self.regions, r);
             let _ = ends.compare_exchange(CLOSED, opened, Ordering::Relaxed, Ordering::Relaxed);
@@ -144,8 +142,8 @@ impl Claims {
     /// of the first region after its own, round all the parts, that has records left;
     /// `None` when all are claimed.
     pub fn next(&self, slot: usize) -> Option<(usize, usize, usize)> {
-        let (n, part) = (self.ends.len(), slot % self.parts);
-        let i = slot / self.parts;
+        let (n, parts) = (self.ends.len(), self.ends.len() / self.regions);
+        let (part, i) = (slot % parts, slot / parts);
         let own = part * self.regions + (i / 2) % self.regions;
         let of = |e: usize| move |(lo, hi)| (e / self.regions, lo, hi);
         self.take(own, i.is_multiple_of(2))
@@ -153,13 +151,21 @@ impl Claims {
             .or_else(|| (1..n).map(|k| (own + k) % n).find_map(|e| self.take(e, false).map(of(e))))
     }
 
+    /// The regions of the last part (which may open late).
+    fn last_part(&self) -> &[CacheLine<AtomicU64>] {
+        &self.ends[self.ends.len() - self.regions..]
+    }
+
     /// Claims a chunk at the front (or back) of region `e` (an index into `ends`), if it
     /// has records left: 1/[`SHARE`] of them, a multiple of [`CHUNK_MIN`] between that and
     /// [`CHUNK`] ([`CHUNK_UNOPENED`] while the last part is closed), or all that is left.
     fn take(&self, e: usize, front: bool) -> Option<(usize, usize)> {
         let ends = &self.ends[e];
-        let last = &self.ends[(self.parts - 1) * self.regions];
-        let most = if last.load(Ordering::Relaxed) == CLOSED { CHUNK_UNOPENED } else { CHUNK };
+        let most = if self.last_part()[0].load(Ordering::Relaxed) == CLOSED {
+            CHUNK_UNOPENED
+        } else {
+            CHUNK
+        };
         let mut state = ends.load(Ordering::Relaxed);
         loop {
             let (lo, hi) = ((state & u64::from(u32::MAX)) as usize, (state >> 32) as usize);
