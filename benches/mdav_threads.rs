@@ -9,6 +9,13 @@
 //! slow ones). Two timings: `mdav` itself, and the whole
 //! `microaggregate` (checks, scaling, working set, `mdav`, centroids and information loss:
 //! what the Python `microaggregate` runs, without the conversion of its arguments).
+//! Then, from ROUNDS more pairs of `mdav` runs, the speed-up in each tenth of the run (by
+//! records assigned, most records left first): a thread polls the run's progress every
+//! 0.2 ms, in runs apart from the timed ones, since on two vCPUs it takes a little of a
+//! two-thread run's time. Comparing one- and two-thread runs made seconds apart, tenth by
+//! tenth, shows where a two-thread run loses, which the totals of a VM's changing spells
+//! hide (at 200 000 × 15 on the Intel VM, f32: 1.6–1.7× in the first tenths, 1.0–1.1× in
+//! the last, `bench-results/mdav_threads_rust.md`).
 //! Prints; asserts nothing. Uses mimalloc, the allocator of the Python extension
 //! (`src/python/mod.rs`).
 
@@ -21,7 +28,8 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
 use std::hint::black_box;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -41,6 +49,67 @@ fn mdav_only<T: Float>(x: &Array2<T>, jobs: i64) -> Timed {
         })
         .unwrap();
     (seconds, p.labels().to_vec())
+}
+
+/// Parts of a run that [`tenths`] times.
+const TENTHS: usize = 10;
+
+/// Seconds of each tenth of an `mdav` run on `jobs` threads: tenth `i` runs from when `i`
+/// tenths of the records were in groups to when `i + 1` were (polled every 0.2 ms, so each
+/// bound may be late by that much).
+fn tenths<T: Float>(x: &Array2<T>, jobs: i64) -> [f64; TENTHS] {
+    let n = x.nrows();
+    let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+    let par = Parallelism::from_n_jobs(jobs).unwrap();
+    let (progress, done) = (Progress::new(), AtomicBool::new(false));
+    let mut ends = [0.0; TENTHS];
+    let run = |e: Exec| {
+        let t0 = Instant::now();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut next = 0;
+                while next < TENTHS {
+                    let finished = done.load(Ordering::Relaxed);
+                    let tenth = (progress.get() * TENTHS / n).min(TENTHS);
+                    let now = t0.elapsed().as_secs_f64();
+                    ends[next..tenth.max(next)].iter_mut().for_each(|e| *e = now);
+                    next = next.max(tenth);
+                    if finished {
+                        ends[next..].iter_mut().for_each(|e| *e = now);
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+            });
+            black_box(mdav(ws, 10, MdavOptions::default(), e, &progress));
+            done.store(true, Ordering::Relaxed);
+        });
+    };
+    par.install(run).unwrap();
+    std::array::from_fn(|i| ends[i] - if i == 0 { 0.0 } else { ends[i - 1] })
+}
+
+/// The two-thread speed-up in each tenth of `mdav` runs, from `rounds` pairs of runs.
+fn speedup_by_tenth<T: Float>(x: &Array2<T>, rounds: usize) {
+    let (mut one, mut two) = ([0.0; TENTHS], [0.0; TENTHS]);
+    for _ in 0..rounds {
+        let add = |sum: &mut [f64; TENTHS], t: [f64; TENTHS]| {
+            sum.iter_mut().zip(t).for_each(|(s, t)| *s += t);
+        };
+        add(&mut one, tenths(x, 1));
+        add(&mut two, tenths(x, 2));
+    }
+    let ratio = |(a, b): (&f64, &f64)| format!("{:.2}", a / b);
+    let ratios: Vec<String> = one.iter().zip(&two).map(ratio).collect();
+    let (one, two) = (one.iter().sum::<f64>(), two.iter().sum::<f64>());
+    println!(
+        "{:<14} {} in tenths of the run (most records left first), {rounds} pairs, {one:.3} s → \
+         {two:.3} s in all ({:.3}x): {}",
+        "mdav",
+        T::NAME,
+        one / two,
+        ratios.join(" ")
+    );
 }
 
 /// The whole `microaggregate` with method "mdav" (its thread pool included).
@@ -111,5 +180,7 @@ fn main() {
     compare("mdav", &x, rounds, mdav_only::<f64>);
     compare("microaggregate", &x32, rounds, whole::<f32>);
     compare("microaggregate", &x, rounds, whole::<f64>);
+    speedup_by_tenth(&x32, rounds);
+    speedup_by_tenth(&x, rounds);
     println!("team of 2 threads: {:.3} us per empty pass (after)", team_round_trip());
 }
