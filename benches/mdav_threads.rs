@@ -67,17 +67,14 @@ fn tenths<T: Float>(x: &Array2<T>, jobs: i64) -> [f64; TENTHS] {
         let t0 = Instant::now();
         std::thread::scope(|s| {
             s.spawn(|| {
+                // The tenths completed so far (all of them once the run has returned).
                 let mut next = 0;
                 while next < TENTHS {
                     let finished = done.load(Ordering::Relaxed);
-                    let tenth = (progress.get() * TENTHS / n).min(TENTHS);
-                    let now = t0.elapsed().as_secs_f64();
-                    ends[next..tenth.max(next)].iter_mut().for_each(|e| *e = now);
-                    next = next.max(tenth);
-                    if finished {
-                        ends[next..].iter_mut().for_each(|e| *e = now);
-                        break;
-                    }
+                    let assigned = if finished { n } else { progress.get().min(n) };
+                    let reached = (assigned * TENTHS / n).max(next);
+                    ends[next..reached].fill(t0.elapsed().as_secs_f64());
+                    next = reached;
                     std::thread::sleep(Duration::from_micros(200));
                 }
             });
@@ -92,10 +89,10 @@ fn tenths<T: Float>(x: &Array2<T>, jobs: i64) -> [f64; TENTHS] {
 /// The two-thread speed-up in each tenth of `mdav` runs, from `rounds` pairs of runs.
 fn speedup_by_tenth<T: Float>(x: &Array2<T>, rounds: usize) {
     let (mut one, mut two) = ([0.0; TENTHS], [0.0; TENTHS]);
+    let add = |sum: &mut [f64; TENTHS], t: [f64; TENTHS]| {
+        sum.iter_mut().zip(t).for_each(|(s, t)| *s += t);
+    };
     for _ in 0..rounds {
-        let add = |sum: &mut [f64; TENTHS], t: [f64; TENTHS]| {
-            sum.iter_mut().zip(t).for_each(|(s, t)| *s += t);
-        };
         add(&mut one, tenths(x, 1));
         add(&mut two, tenths(x, 2));
     }

@@ -6,10 +6,10 @@
 //! round's prepared one, `algorithms/mdav.rs`). Its parts are "score every record against
 //! reference r": the same records, different work. Thread (slot) `s` claims chunks from
 //! part `s mod parts` (from its own region of it, below); when those are used up, it claims
-//! from the back of the others. A thread's visitor for a part thus sees a long run of the part's records, so
-//! each selection's warm-up (its threshold, its band of candidates and their exact
-//! re-check) is paid about once per part and thread instead of once per chunk, while the
-//! small chunks still keep the threads busy until the pass ends.
+//! from the back of the others. A thread's visitor for a part thus sees a long run of the
+//! part's records, so each selection's warm-up (its threshold, its band of candidates and
+//! their exact re-check) is paid about once per part and thread instead of once per chunk,
+//! while the small chunks still keep the threads busy until the pass ends.
 //!
 //! Each part is split into regions of whole kernel blocks, one for every two of its
 //! threads: the `i`-th thread of a part claims from the front of region `i / 2` for `i`
