@@ -37,10 +37,16 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Seconds and labels of one run on `jobs` threads.
 type Timed = (f64, Vec<u32>);
 
+/// The working set of `x` (scaled) and a thread pool of `jobs` threads: what an `mdav` run
+/// needs, made before its clock starts.
+fn prepared<T: Float>(x: &Array2<T>, jobs: i64) -> (WorkingSet<T>, Parallelism) {
+    let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+    (ws, Parallelism::from_n_jobs(jobs).unwrap())
+}
+
 /// `mdav` alone (the working set and the thread pool are made before the clock starts).
 fn mdav_only<T: Float>(x: &Array2<T>, jobs: i64) -> Timed {
-    let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
-    let par = Parallelism::from_n_jobs(jobs).unwrap();
+    let (ws, par) = prepared(x, jobs);
     let (seconds, p) = par
         .install(|e| {
             let t0 = Instant::now();
@@ -59,8 +65,7 @@ const TENTHS: usize = 10;
 /// bound may be late by that much).
 fn tenths<T: Float>(x: &Array2<T>, jobs: i64) -> [f64; TENTHS] {
     let n = x.nrows();
-    let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
-    let par = Parallelism::from_n_jobs(jobs).unwrap();
+    let (ws, par) = prepared(x, jobs);
     let (progress, done) = (Progress::new(), AtomicBool::new(false));
     let mut ends = [0.0; TENTHS];
     let run = |e: Exec| {
@@ -96,8 +101,11 @@ fn speedup_by_tenth<T: Float>(x: &Array2<T>, rounds: usize) {
         add(&mut one, tenths(x, 1));
         add(&mut two, tenths(x, 2));
     }
-    // A tenth shorter than a poll on both thread counts (small N) has no ratio.
-    let ratio = |(a, b): (&f64, &f64)| if *b > 0.0 { format!("{:.2}", a / b) } else { "-".into() };
+    // A tenth shorter than a poll on either thread count (small N) has no ratio: it would
+    // print 0.00 or inf.
+    let ratio = |(a, b): (&f64, &f64)| {
+        if *a > 0.0 && *b > 0.0 { format!("{:.2}", a / b) } else { "-".into() }
+    };
     let ratios: Vec<String> = one.iter().zip(&two).map(ratio).collect();
     let (one, two) = (one.iter().sum::<f64>(), two.iter().sum::<f64>());
     println!(
