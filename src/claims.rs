@@ -21,9 +21,9 @@
 //! its front and the other from its back; on 16 threads, eight regions. The slot is the
 //! thread's index in its team (`parallel.rs`), so each thread scans about the same records
 //! pass after pass (half a region) and finds them in its own core's caches instead of
-//! streaming the whole data from the shared cache: with the threads of a part all on its
-//! two ends, as before regions, each would claim different records from pass to pass.
-//! Only two threads could be measured (the regions change nothing there).
+//! streaming the whole data from the shared cache (with every thread of a part on its two
+//! ends, each would claim different records from pass to pass). Only two threads could be
+//! measured, and on two threads the regions change nothing.
 //!
 //! A claim takes a quarter of what is left of its region ([`CHUNK`] at most,
 //! [`CHUNK_MIN`] at least: guided self-scheduling), so the last claims of a pass are short
@@ -74,8 +74,7 @@ pub enum Opening {
 }
 
 /// A claim takes what is left of its region divided by this: a region has at most two
-/// owners, one at each end, and each takes a quarter of what is left (2·threads with the
-/// two threads of a fused pass).
+/// owners, one at each end, and each takes a quarter of what is left.
 const SHARE: usize = 4;
 
 /// The unclaimed records of every part of one pass, each part split into regions.

@@ -296,6 +296,14 @@ mod tests {
         mdav(ws, k, opts, Exec::SEQUENTIAL, &Progress::new()).labels().to_vec()
     }
 
+    /// [`labels_of`] on a pool of `jobs` threads.
+    fn labels_on<T: Float>(x: &Array2<f64>, k: usize, opts: MdavOptions, jobs: i64) -> Vec<u32> {
+        let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
+        let par = crate::parallel::Parallelism::from_n_jobs(jobs).unwrap();
+        let p = par.install(|e| mdav(ws, k, opts, e, &Progress::new())).unwrap();
+        p.labels().to_vec()
+    }
+
     /// The index gives the scan's partition bit for bit: both metrics, f32 and f64.
     fn index_equals_scan(x: &Array2<f64>, k: usize) {
         for base in [MdavOptions::DEFAULT_SCAN, MdavOptions::TRADITIONAL] {
@@ -369,13 +377,6 @@ mod tests {
     fn compact_scan_on_threads_gives_the_scan_partition() {
         // Passes over TEAM_MIN records or more split into chunks on a thread team; the
         // chunks re-check their own candidates and share their bands' limits.
-        use crate::parallel::Parallelism;
-        fn threaded<T: Float>(x: &Array2<f64>, opts: MdavOptions, jobs: i64) -> Vec<u32> {
-            let ws = WorkingSet::<T>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
-            let par = Parallelism::from_n_jobs(jobs).unwrap();
-            let p = par.install(|e| mdav(ws, 10, opts, e, &Progress::new())).unwrap();
-            p.labels().to_vec()
-        }
         let on = MdavOptions { compact_scan: IndexChoice::On, ..MdavOptions::DEFAULT_SCAN };
         for shape in [0, 3] {
             let x = shaped(20_000, 15, shape, 5);
@@ -384,8 +385,8 @@ mod tests {
                 labels_of::<f32>(&x, 10, MdavOptions::DEFAULT_SCAN),
             );
             for jobs in [2, 3] {
-                assert_eq!(threaded::<f64>(&x, on, jobs), exact64, "f64 shape {shape} {jobs}");
-                assert_eq!(threaded::<f32>(&x, on, jobs), exact32, "f32 shape {shape} {jobs}");
+                assert_eq!(labels_on::<f64>(&x, 10, on, jobs), exact64, "f64 shape {shape} {jobs}");
+                assert_eq!(labels_on::<f32>(&x, 10, on, jobs), exact32, "f32 shape {shape} {jobs}");
             }
         }
     }
@@ -395,15 +396,11 @@ mod tests {
         // From BY_RECORDS_MIN records on (`remaining.rs`) a split pass scores both references
         // in one read, the threads claiming from both ends of the records; on three
         // threads from two regions of them (`claims.rs`).
-        use crate::parallel::Parallelism;
         let x = shaped(60_000, 4, 0, 9);
         let on = MdavOptions { compact_scan: IndexChoice::On, ..MdavOptions::DEFAULT_SCAN };
         let exact = labels_of::<f32>(&x, 10, MdavOptions::DEFAULT_SCAN);
         for jobs in [2, 3] {
-            let ws = WorkingSet::<f32>::new(x.view(), &Scaling::fit(x.view(), true)).unwrap();
-            let par = Parallelism::from_n_jobs(jobs).unwrap();
-            let p = par.install(|e| mdav(ws, 10, on, e, &Progress::new())).unwrap();
-            assert_eq!(p.labels(), exact.as_slice(), "{jobs} threads");
+            assert_eq!(labels_on::<f32>(&x, 10, on, jobs), exact, "{jobs} threads");
         }
     }
 
