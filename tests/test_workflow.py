@@ -440,7 +440,12 @@ def test_cli_strata_weights_and_aggregation_end_to_end(tmp_path: Path) -> None:
         rows_in = list(csv.reader(f))
     with open(tmp_path / "out.csv", newline="") as f:
         rows_out = list(csv.reader(f))
-    assert [r[:3] + r[5:] for r in rows_out] == [r[:3] + r[5:] for r in rows_in]
+    # the merged record is published under the stratum it joined (its own would single it out)
+    (lone,) = [i for i, r in enumerate(rows_in) if r[0] == "lone"]
+    assert rows_out[lone][1:3] != rows_in[lone][1:3]
+    relabeled = [r[:3] + r[5:] for r in rows_in]
+    relabeled[lone][1:3] = rows_out[lone][1:3]
+    assert [r[:3] + r[5:] for r in rows_out] == relabeled
     body = rows_in[1:]
     X = np.array([[float(r[3]), float(r[4])] for r in body])
     strata = np.array([[r[1], r[2]] for r in body])
@@ -454,6 +459,8 @@ def test_cli_strata_weights_and_aggregation_end_to_end(tmp_path: Path) -> None:
     assert not ma.is_k_anonymous(released, 4, by=np.array(keys, dtype=object))
     recoded = [merge.into if key == merge.stratum else key for key in keys]
     assert ma.is_k_anonymous(released, 4, by=[a + "|" + b for a, b in recoded])
+    assert [merge.into] == [tuple(rows_out[lone][1:3])]
+    assert ma.is_k_anonymous(released, 4, by=[r[1] + "|" + r[2] for r in rows_out[1:]])
 
 
 def test_cli_workflow_errors(tmp_path: Path) -> None:
@@ -464,7 +471,7 @@ def test_cli_workflow_errors(tmp_path: Path) -> None:
         (["--weights", "region"], "--weights: column 'region' is not numeric"),
         (["--by", "sex", "--columns", "age,sex"], "column 'sex' is both a quasi-identifier (--columns) and in --by"),
         (["--by", "sex", "--aggregation", "trim", "--trim", "0.7"], "invalid trim"),
-        (["--by", "sex", "--trim", "0.2"], "trim applies to aggregation='trim' only"),
+        (["--by", "sex", "--trim", "0.2"], "trim applies to --aggregation trim only"),
     ]:
         r = _cli("anonymize", "survey.csv", "-k", "3", *extra, cwd=tmp_path)
         assert r.returncode == 2, extra

@@ -5,15 +5,19 @@ file and the R-U map as a picture, progress on stderr."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Any
 
 import numpy as np
 
-from ._api import METHODS, microaggregate
-from ._assessment import assess
-from ._io import CsvTable, read_table, write_table
+from .._api import METHODS, microaggregate
+from .._assessment import assess
+from .columns import choose_columns, workflow_columns
+from .common import CliError, add_input_arguments, run_with_progress, split
+from .output import check_output, write_file
+from .tables import CsvTable, read_table, write_table
 
 COLUMNS = (
     "method", "k", "information_loss", "il1s", "eigen", "interval_disclosure",
@@ -37,18 +41,22 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--plot", metavar="PNG", help="write the R-U map there")
     a.add_argument("-o", "--output", metavar="CSV", help="write the table there")
     a.add_argument("--jobs", type=int, default=1, help="threads: 1 (default), -1 = all cores")
+    add_input_arguments(a)
     a.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Runs every method × k, prints the table and writes the CSV and the R-U map."""
-    from .cli import CliError, _choose_columns, _run_with_progress, _workflow_columns
-
-    data = read_table(args.input)
+    for option, path in (("-o", args.output), ("--plot", args.plot)):
+        if path is not None:
+            check_output(path, [args.input], args.overwrite, option)
+    if args.output is not None and args.plot is not None and os.path.abspath(args.output) == os.path.abspath(args.plot):
+        raise CliError("-o and --plot name the same file")
+    data = read_table(args.input, sep=args.sep, na_values=split(args.na_values))
     if data.n_rows == 0:
         raise CliError(f"{args.input} has no data rows")
-    by, _, reserved = _workflow_columns(data, args.by, None)
-    cols = _choose_columns(data, args.columns, reserved, False)
+    by, _, reserved = workflow_columns(data, args.by, None)
+    cols = choose_columns(data, args.columns, reserved, False)
     header = data.names
     X = np.column_stack(list(cols.values()))
     if any(k < 1 or k > X.shape[0] for k in args.k):
@@ -60,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     for i, (method, k) in enumerate(runs, start=1):
         print(f"[{i}/{len(runs)}] {method} k={k} ...", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
-        res = _run_with_progress(X.shape[0], lambda progress: microaggregate(
+        res = run_with_progress(X.shape[0], lambda progress: microaggregate(
             X, k, method, n_jobs=args.jobs, progress=progress))
         t1 = time.perf_counter()
         a = assess(X, res.aggregated, by=by, p=args.p, n_jobs=args.jobs).to_dict()
@@ -71,13 +79,14 @@ def run(args: argparse.Namespace) -> int:
     _print_table(table, args.p)
     if args.output:
         rows = [[_cell(r[c]) for r in table] for c in COLUMNS]
-        write_table(CsvTable(args.output, list(COLUMNS), rows), args.output)
+        write_table(CsvTable(args.output, list(COLUMNS), rows), args.output, args.overwrite)
         print(f"wrote {args.output}", file=sys.stderr)
     if args.plot:
-        from .plot import ru_map
+        from ..plot import ru_map
 
         risk = "record_linkage_rate" if args.risk == "linkage" else "interval_disclosure"
-        ru_map(table, risk=risk, path=args.plot, title=f"R-U map of {args.input} ({X.shape[0]} records)")
+        title = f"R-U map of {args.input} ({X.shape[0]} records)"
+        write_file(args.plot, lambda target: ru_map(table, risk=risk, path=target, title=title), args.overwrite)
         print(f"wrote {args.plot}", file=sys.stderr)
     return 0
 

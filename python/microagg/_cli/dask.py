@@ -1,6 +1,6 @@
 """``microagg anonymize --engine dask``: Parquet in, Parquet out, on a Dask cluster (DESIGN §10).
 
-Registered by :mod:`microagg.cli` on the ``anonymize`` subcommand; Dask is imported only
+Registered by :mod:`.anonymize` on the ``anonymize`` subcommand; Dask is imported only
 when this engine runs.
 """
 
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_local(args: argparse.Namespace) -> None:
     """Refuses, on the local engine, the flag only the Dask engine reads."""
-    from .cli import CliError
+    from .common import CliError
 
     if args.scheduler is not None:
         raise CliError("--scheduler needs --engine dask")
@@ -56,12 +56,12 @@ def _client(address: Optional[str]) -> Iterator[Any]:
 def run(args: argparse.Namespace) -> int:
     """Anonymizes the Parquet data ``args.input`` with :func:`microagg.dask.anonymize` and
     writes a Parquet directory (atomically: a temporary directory beside it, then renamed)."""
-    from .cli import CliError, _parse_param
+    from .common import CliError, parse_param
 
     try:
         import dask.dataframe as dd
 
-        from . import dask as mdask
+        from .. import dask as mdask
     except ImportError as exc:
         raise CliError(f"--engine dask needs Dask: pip install 'microagg[dask]' ({exc})") from None
     src = args.input.rstrip("/")
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.output or f"{os.path.splitext(src)[0]}_k{args.k}.parquet"
     if os.path.exists(out):
         raise CliError(f"{out} exists; choose another -o (nothing is overwritten)")
-    params = dict(_parse_param(p) for p in args.param)
+    params = dict(parse_param(p) for p in args.param)
     if getattr(args, "trim", None) is not None:
         params["trim"] = args.trim
     for name in ("weights", "aggregation", "missing"):  # the local engine's workflow flags, when present

@@ -1,0 +1,115 @@
+"""Which columns of a file are what: the key (quasi-identifiers), the strata and the sampling
+weights (``--columns``, ``--by``, ``--weights``), and the strata labels a release publishes
+for merged strata."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .._workflow import factorize_strata, merged_into
+from .common import CliError, split
+from .tables import Table
+
+
+def choose_columns(
+    table: Table, wanted: Optional[str], reserved: dict[int, str], missing: bool
+) -> dict[int, np.ndarray]:
+    """The chosen columns' indices and values (default: every numeric column that is not
+    ``reserved``, the strata and weights columns, gaps allowed). Missing cells (empty /
+    "NA" / "nan" / a ``--na-values`` code in CSV, nulls in Parquet) are NaN, refused unless
+    ``missing``. A column that is numeric but for some cells is an error naming them, never
+    silently left out of the key (and released raw)."""
+    header = table.names
+    if wanted is None:
+        cols = {}
+        for j in range(len(header)):
+            if j in reserved:
+                continue
+            values = table.numeric(j)
+            if values is None:
+                _refuse_mostly_numeric(table, j)
+            elif not np.isnan(values).all():
+                cols[j] = values
+        if not cols:
+            raise CliError("no numeric column found; name them with --columns")
+    else:
+        cols = {}
+        for c in (c.strip() for c in wanted.split(",") if c.strip()):
+            if c not in header:
+                raise CliError(f"unknown column {c!r}; columns are: {', '.join(header)}")
+            j = header.index(c)
+            if j in reserved:
+                raise CliError(f"column {c!r} is both a quasi-identifier (--columns) and in {reserved[j]}")
+            values = table.numeric(j)
+            if values is None:
+                _refuse_mostly_numeric(table, j)
+                raise CliError(f"column {c!r} is not numeric ({table.why_not_numeric(j)})")
+            cols[j] = values
+    if not missing:
+        for j, values in cols.items():
+            if np.isnan(values).any():
+                where = table.cell(j, int(np.argmax(np.isnan(values))))
+                raise CliError(
+                    f"column {header[j]!r} has missing values ({where}); use --missing fill or --missing keep"
+                )
+    return cols
+
+
+def _refuse_mostly_numeric(table: Table, j: int) -> None:
+    """Raises when column ``j`` is numeric except for a minority of its cells (codes such as
+    "?", "-" or "n/a"), naming the first of them and the flag that declares them missing."""
+    bad = table.non_numeric_cells(j)
+    if not bad or 2 * len(bad) >= table.n_rows:
+        return
+    first = ", ".join(f"{table.text(j, i)!r} ({table.where(i)})" for i in bad[:3])
+    codes = ",".join(dict.fromkeys(table.text(j, i).strip() for i in bad))
+    raise CliError(
+        f"column {table.names[j]!r} is numeric except for {len(bad)} cell{'s' if len(bad) > 1 else ''}: {first}"
+        f"{', ...' if len(bad) > 3 else ''}; declare missing-value codes with --na-values {codes[:60]!r} "
+        "(then --missing fill or keep), or leave the column out with --columns"
+    )
+
+
+def workflow_columns(
+    table: Table, by: Optional[str], weights: Optional[str]
+) -> tuple[Optional[np.ndarray], Optional[np.ndarray], dict[int, str]]:
+    """The strata labels (the values of the ``--by`` columns), the ``--weights`` values, and
+    the option naming each of those columns."""
+    header = table.names
+    reserved: dict[int, str] = {}
+    names = split(by)
+    for option, wanted in (("--by", names), ("--weights", [weights] if weights is not None else [])):
+        for c in wanted:
+            if c not in header:
+                raise CliError(f"{option}: unknown column {c!r}; columns are: {', '.join(header)}")
+            reserved[header.index(c)] = option
+    strata = None
+    if names:
+        labels = [table.labels(header.index(c)) for c in names]
+        strata = labels[0] if len(labels) == 1 else np.column_stack(labels)
+    w = None
+    if weights is not None:
+        w = table.numeric(header.index(weights))
+        if w is None:
+            raise CliError(f"--weights: column {weights!r} is not numeric")
+    return strata, w, reserved
+
+
+def relabeled(table: Table, strata: Any, merges: Any, by: list[str]) -> Table:
+    """``table`` with the ``--by`` columns of merged strata's records set to the stratum
+    they joined, so that a merged record is not singled out by its own label."""
+    codes, values = factorize_strata(strata, table.n_rows)
+    final = merged_into(merges)
+    published = [final.get(v, v) for v in values]
+    changed = np.array([p != v for p, v in zip(published, values)])[codes]
+    columns = {}
+    for position, name in enumerate(by):
+        j = table.names.index(name)
+        column = table.labels(j)
+        column[changed] = [
+            published[c][position] if len(by) > 1 else published[c] for c in codes[changed]
+        ]
+        columns[j] = column
+    return table.relabeled(columns)
