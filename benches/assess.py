@@ -79,7 +79,7 @@ def ru_maps(datasets: list[str]) -> list[str]:
         for r in rows:
             lines.append(f"| {r['method']} | {r['k']} | {100 * r['information_loss']:.2f} | "
                          f"{100 * r['record_linkage_rate']:.2f} | {100 * r['interval_disclosure']:.2f} | "
-                         f"{r['il1s']:.4f} | {r['eigen']:.3f} | {r['min_group_size']} |")
+                         f"{r['il1s']:.6g} | {r['eigen']:.3f} | {r['min_group_size']} |")
         lines.append("")
     return lines
 

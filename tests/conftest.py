@@ -31,6 +31,13 @@ def published() -> list[dict[str, str]]:
 
 
 @pytest.fixture(scope="session")
+def sdcmicro_measures() -> list[dict[str, str]]:
+    """Rows of reference/sdcmicro_measures.csv: what sdcMicro 5.8.1 prints for MDAV releases."""
+    with open(_shared("reference/sdcmicro_measures.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="session")
 def adult() -> np.ndarray:
     """Adult's 3 benchmark attributes (age, education-num, hours-per-week), file order."""
     with open(_shared("datasets/adult.csv"), newline="") as f:

@@ -48,7 +48,7 @@ def ref_interval(x: np.ndarray, xm: np.ndarray, p: float) -> float:
             lo, hi = xm[i, j] - p * sds[j], xm[i, j] + p * sds[j]
             if not any(math.isnan(v) for v in (x[i, j], lo, hi)) and (x[i, j] < lo or x[i, j] > hi):
                 out += 1
-        risky += out <= 1
+        risky += out == 0
     return risky / n
 
 
@@ -57,8 +57,8 @@ def ref_il1s(x: np.ndarray, xm: np.ndarray) -> float:
     total = 0.0
     for j in range(d):
         s = sd_sample(list(x[:, j]))
-        total += sum(abs(a - b) * math.sqrt(2) / s for a, b in zip(x[:, j], xm[:, j]) if not (math.isnan(a) or math.isnan(b)))
-    return total / (n * d)
+        total += sum(abs(a - b) / (math.sqrt(2) * s) for a, b in zip(x[:, j], xm[:, j]) if not (math.isnan(a) or math.isnan(b)))
+    return total
 
 
 def ref_eigen(x: np.ndarray, xm: np.ndarray) -> float:
@@ -106,11 +106,35 @@ def test_interval_disclosure_is_sdcmicros_drisk(census: np.ndarray, release: np.
 
 
 def test_interval_disclosure_every_value_inside(census: np.ndarray, release: np.ndarray) -> None:
-    strict = ma.risk.interval_disclosure(census, release, 2.0, max_outside=0)
+    strict = ma.risk.interval_disclosure(census, release, 2.0)
     sd = release.std(axis=0, ddof=1)
     inside = np.all(np.abs(census - release) <= 2.0 * sd + 1e-12, axis=1)
     assert strict == pytest.approx(inside.mean())
-    assert strict <= ma.risk.interval_disclosure(census, release, 2.0)
+    old = ma.risk.interval_disclosure(census, release, 2.0, max_outside=1)  # sdcMicro before 5.6.0
+    at_most_one_out = (np.abs(census - release) > 2.0 * sd + 1e-12).sum(axis=1) <= 1
+    assert old == pytest.approx(at_most_one_out.mean()) and strict < old
+
+
+@pytest.mark.parametrize("k", [3, 10])
+def test_defaults_give_sdcmicros_numbers(sdcmicro_measures: list[dict[str, str]], k: int) -> None:
+    x = ma.datasets.load_tarragona()
+    xm = ma.microaggregate(x, k, "mdav").aggregated
+    want = {r["measure"]: float(r["value"]) for r in sdcmicro_measures if r["dataset"] == "tarragona" and int(r["k"]) == k}
+    assert ma.risk.interval_disclosure(x, xm) == pytest.approx(want["dRisk"], rel=1e-9)
+    assert ma.utility.il1s(x, xm) == pytest.approx(want["dUtility_IL1"], rel=1e-9)
+    assert ma.utility.eigen(x, xm) == pytest.approx(want["dUtility_eigen"], rel=1e-9)
+    a = ma.assess(x, xm)
+    assert (a.interval_disclosure, a.il1s, a.eigen) == (
+        ma.risk.interval_disclosure(x, xm), ma.utility.il1s(x, xm), ma.utility.eigen(x, xm))
+    # the reading of sdcMicro's "IL1old" (and of its versions before 5.6.0): per cell
+    assert ma.utility.il1s(x, xm, average=True) == pytest.approx(want["dUtility_IL1"] / x.size, rel=1e-12)
+
+
+def test_census_il1s_is_sdcmicros(census: np.ndarray, sdcmicro_measures: list[dict[str, str]]) -> None:
+    (want,) = [float(r["value"]) for r in sdcmicro_measures if r["dataset"] == "census" and r["measure"] == "dUtility_IL1"]
+    xm = ma.microaggregate(census, 5, "mdav").aggregated
+    assert ma.utility.il1s(census, xm) == pytest.approx(want, rel=1e-9)
+    assert ma.risk.interval_disclosure(census, xm) == 0.0
 
 
 @pytest.mark.parametrize("missing", [False, True])
@@ -118,7 +142,7 @@ def test_il1s_and_eigen_are_sdcmicros_dutility(census: np.ndarray, release: np.n
     xm = with_missing(release) if missing else release
     assert ma.utility.il1s(census, xm) == pytest.approx(ref_il1s(census, xm), rel=1e-12)
     assert ma.utility.eigen(census, xm) == pytest.approx(ref_eigen(census, xm), rel=1e-9)
-    assert ma.utility.il1s(census, xm) > 0.1
+    assert ma.utility.il1s(census, xm) > 0.1 * census.size
 
 
 def test_information_loss_matches_the_partition_and_weights(census: np.ndarray) -> None:

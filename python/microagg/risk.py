@@ -41,15 +41,16 @@ GLOBAL_MAX_RECORDS = 5000
 8·n² bytes (200 MB at 5000) and the assignment O(n³) time."""
 
 
-def interval_disclosure(X: Any, Xm: Any, p: float = 0.05, *, max_outside: int = 1) -> float:
-    """Share of records at risk by interval disclosure, exactly as sdcMicro's ``dRisk``.
+def interval_disclosure(X: Any, Xm: Any, p: float = 0.05, *, max_outside: int = 0) -> float:
+    """Share of records at risk by interval disclosure, exactly as sdcMicro's ``dRisk``
+    (R/dRisk.R since sdcMicro 5.6.0).
 
     An interval of ``p`` released standard deviations is put around each released value:
     ``[xm_ij - p·sd_j, xm_ij + p·sd_j]`` with sd_j the sample sd (n − 1) of released column
-    j. A record is at risk when at most ``max_outside`` of its original values fall outside
-    their interval (sdcMicro counts a record whose row sum of "outside" is 0 or 1, hence
-    the default 1; ``max_outside=0`` asks for every value inside). Comparisons with a
-    missing value are ignored, as sdcMicro's ``na.rm = TRUE`` does.
+    j. A record is at risk when every original value lies inside its interval (at most
+    ``max_outside`` outside; ``max_outside=1`` is the rule of sdcMicro before 5.6.0, 2020,
+    which counted a record with one value outside too). Comparisons with a missing value
+    are ignored, as sdcMicro's ``na.rm = TRUE`` does.
 
     Parameters
     ----------
@@ -57,7 +58,7 @@ def interval_disclosure(X: Any, Xm: Any, p: float = 0.05, *, max_outside: int = 
         Original and released data.
     p : float, default 0.05
         Interval half-width in released standard deviations (sdcMicro's ``k``), > 0.
-    max_outside : int, default 1
+    max_outside : int, default 0
         Values allowed outside their interval for a record still to count as at risk.
     """
     x, xm = as_pair(X, Xm)

@@ -1,8 +1,8 @@
 """Utility of a release (DESIGN §9): how much the released data ``Xm`` differs from the
 original ``X``.
 
-- :func:`il1s` and :func:`eigen`: sdcMicro's ``dUtility`` measures, computed as its code
-  computes them.
+- :func:`il1s` and :func:`eigen`: sdcMicro's ``dUtility`` measures, computed as its
+  current code (5.8.1) computes them.
 - :func:`information_loss`: microagg's SSE/SST of the release, on the standardized data.
 - :func:`attribute_changes`: per-attribute means, variances and correlations before and
   after.
@@ -19,26 +19,28 @@ from typing import Any, Optional
 import numpy as np
 
 from ._assess_input import F64, as_pair, as_weights, pairwise_moments, population_scale, sample_sd
+from ._validation import check_bool
 
 __all__ = ["AttributeChanges", "attribute_changes", "eigen", "il1s", "information_loss"]
 
 
-def il1s(X: Any, Xm: Any) -> float:
-    """sdcMicro's ``dUtility(method = "IL1")``, computed as its code does:
-    ``1/(n·d) · Σ_ij |(x_ij − xm_ij) / sd_j · √2|`` with sd_j the sample sd (n − 1) of
-    original column j.
+def il1s(X: Any, Xm: Any, *, average: bool = False) -> float:
+    """sdcMicro's IL1s (``dUtility(method = "IL1s")``, R/dUtility.R):
+    ``Σ_ij |x_ij − xm_ij| / (√2 · sd_j)`` with sd_j the sample sd (n − 1) of original
+    column j (Yancey, Winkler and Creecy 2002).
 
-    Note: the IL1s of the literature (Yancey, Winkler and Creecy 2002) divides by √2·sd_j;
-    sdcMicro's code multiplies by √2 (R reads ``/sd(x) * sqrt(2)`` left to right), so its
-    value, and this one, is twice the literature's. Missing cells are left out of the sum
-    but counted in n·d, as sdcMicro's ``sum(na.rm = TRUE)`` does; a constant original
-    column contributes nothing where the release keeps it and +inf where it does not.
+    ``average=True`` divides by the number of cells n·d, as sdcMicro's ``"IL1old"`` and its
+    versions before 5.6.0 did. Missing cells are left out of the sum (and counted in n·d),
+    as sdcMicro's ``sum(na.rm = TRUE)`` does; a constant original column contributes
+    nothing where the release keeps it and +inf where it does not.
     """
     x, xm = as_pair(X, Xm)
+    average = check_bool(average, "average")
     sd = sample_sd(x)
     with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.abs((x - xm) / sd * np.sqrt(2.0))
-    return float(np.nansum(a) / x.size)
+        a = np.abs(x - xm) / (np.sqrt(2.0) * sd)
+    total = float(np.nansum(a))
+    return total / x.size if average else total
 
 
 def eigen(X: Any, Xm: Any) -> float:

@@ -96,10 +96,10 @@ def _cell(v: Any) -> str:
 
 
 def _print_table(table: list[dict[str, Any]], p: float) -> None:
-    head = (f"{'method':<14} {'k':>3} {'IL %':>8} {'IL1s':>8} {'eigen':>8} {f'ID({p:g}) %':>10} "
+    head = (f"{'method':<14} {'k':>3} {'IL %':>8} {'IL1s':>10} {'eigen':>8} {f'ID({p:g}) %':>10} "
             f"{'RL %':>7} {'min k':>6} {'seconds':>8}")
     print(head)
     for r in table:
-        print(f"{r['method']:<14} {r['k']:>3} {100 * r['information_loss']:8.3f} {r['il1s']:8.4f} "
+        print(f"{r['method']:<14} {r['k']:>3} {100 * r['information_loss']:8.3f} {r['il1s']:10.6g} "
               f"{r['eigen']:8.4f} {100 * r['interval_disclosure']:10.2f} {100 * r['record_linkage_rate']:7.2f} "
               f"{r['min_group_size']:>6} {r['seconds']:8.3f}")
