@@ -15,7 +15,15 @@ import numpy as np
 from .._api import METHODS, microaggregate
 from . import dask
 from .columns import choose_columns, relabeled, workflow_columns
-from .common import CliError, add_input_arguments, in_cli_terms, parse_param, run_with_progress, split
+from .common import (
+    CliError,
+    add_input_arguments,
+    add_workflow_arguments,
+    in_cli_terms,
+    run_with_progress,
+    split,
+    workflow_keywords,
+)
 from .output import check_output
 from .tables import check_writable, read_table, write_table
 
@@ -29,44 +37,12 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--method", choices=METHODS, default="mdav")
     a.add_argument("-o", "--output", help="output CSV or .parquet (default: INPUT_kK.EXT; never the input)")
     add_input_arguments(a)
-    a.add_argument("--jobs", type=int, default=1, help="threads: 1 (default), -1 = all cores")
-    a.add_argument("--dtype", choices=["float32", "float64"], default=None)
-    a.add_argument("--no-standardize", action="store_true", help="do not z-score the columns first")
-    a.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
-    a.add_argument("--by", metavar="COL[,COL...]", help="strata columns: no group mixes strata (any text)")
-    a.add_argument(
-        "--small-strata",
-        choices=["error", "merge"],
-        default="error",
-        help="a stratum below k records is an error (default) or merged into the nearest stratum",
-    )
+    add_workflow_arguments(a)
     a.add_argument(
         "--no-relabel",
         action="store_true",
         help="with --small-strata merge: keep merged records' own strata labels (default: the label "
         "of the stratum they joined; their own label would single them out)",
-    )
-    a.add_argument("--weights", metavar="COL", help="sampling-weight column (weighted group values and IL)")
-    a.add_argument(
-        "--aggregation",
-        choices=["mean", "median", "trim", "onestep"],
-        default="mean",
-        help="what a group releases (default: mean)",
-    )
-    a.add_argument("--trim", type=float, default=None, help="share cut from each end by --aggregation trim (default 0.1)")
-    a.add_argument(
-        "--missing",
-        choices=["error", "fill", "keep"],
-        default="error",
-        help="empty/NA/nan/--na-values cells: refuse (default), or group on completed values and "
-        "write the group's value (fill) or leave them missing (keep)",
-    )
-    a.add_argument(
-        "--max-part",
-        type=int,
-        default=None,
-        metavar="N",
-        help="cut into parts of at most N records (Mondrian-V), then run the method on each part",
     )
     dask.add_arguments(a)
     a.set_defaults(func=run)
@@ -90,28 +66,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"key (every numeric column; choose with --columns): {', '.join(table.names[j] for j in cols)}")
     idx = list(cols)
     X = np.column_stack(list(cols.values()))
-    params = dict(parse_param(p) for p in args.param)
+    options = workflow_keywords(args, strata, weights)
     t0 = time.perf_counter()
     with in_cli_terms(table):
         res = run_with_progress(
-            X.shape[0],
-            lambda progress: microaggregate(
-                X,
-                args.k,
-                args.method,
-                standardize=not args.no_standardize,
-                dtype=args.dtype,
-                n_jobs=args.jobs,
-                progress=progress,
-                by=strata,
-                small_strata=args.small_strata,
-                weights=weights,
-                aggregation=args.aggregation,
-                trim=args.trim,
-                missing=args.missing,
-                max_part=args.max_part,
-                **params,
-            ),
+            X.shape[0], lambda progress: microaggregate(X, args.k, args.method, progress=progress, **options)
         )
     seconds = time.perf_counter() - t0
     agg = res.aggregated

@@ -1,6 +1,14 @@
-"""``microagg assess``: run several methods and k on a CSV file and compare their releases
-by disclosure risk and information loss (DESIGN §9): a table on stdout, optionally a CSV
-file and the R-U map as a picture, progress on stderr."""
+"""``microagg assess``: disclosure risk against information loss, in two modes.
+
+* ``microagg assess ORIGINAL RELEASED``: scores a release that exists (made by microagg or
+  any other tool): the measures of :func:`microagg.assess` over the key columns, strata
+  read from the release (what an intruder sees), weights from the original.
+* ``microagg assess ORIGINAL -k 3 5 --method mdav ona-star``: runs every method x k with
+  the workflow flags of ``anonymize`` and compares the candidates, optionally on the R-U map.
+
+Either way: one table on stdout, optionally written as CSV or Parquet (``-o``), progress on
+stderr, no input ever written over.
+"""
 
 from __future__ import annotations
 
@@ -14,73 +22,144 @@ import numpy as np
 
 from .._api import METHODS, microaggregate
 from .._assessment import assess
-from .columns import choose_columns, workflow_columns
-from .common import CliError, add_input_arguments, run_with_progress, split
-from .output import check_output, write_file
-from .tables import CsvTable, read_table, write_table
-
-COLUMNS = (
-    "method", "k", "information_loss", "il1s", "eigen", "interval_disclosure",
-    "record_linkage_rate", "min_group_size", "seconds", "assess_seconds",
+from .columns import choose_columns, published_strata, workflow_columns
+from .common import (
+    CliError,
+    add_input_arguments,
+    add_workflow_arguments,
+    in_cli_terms,
+    run_with_progress,
+    split,
+    workflow_keywords,
 )
-"""Columns of the output table (``seconds``: the microaggregation, ``assess_seconds``: the measures)."""
+from .output import check_output, write_file
+from .tables import CsvTable, Table, read_table, write_table
+
+MEASURES = (
+    "information_loss", "il1s", "eigen", "interval_disclosure", "record_linkage_rate", "min_group_size",
+)
+"""The measures of a row of the table, as :meth:`microagg.Assessment.to_dict` names them."""
+
+CANDIDATE_COLUMNS = ("method", "k", *MEASURES, "seconds", "assess_seconds")
+"""Columns of the candidates' table (``seconds``: the microaggregation, ``assess_seconds``:
+the measures)."""
+
+RELEASE_COLUMNS = ("original", "released", "n_records", "n_attributes", *MEASURES, "k_requested", "meets_k")
+"""Columns of a scored release's table."""
 
 
 def add_parser(sub: Any) -> None:
     """Registers the ``assess`` subcommand on the CLI's subparsers."""
-    a = sub.add_parser("assess", help="compare methods and k by disclosure risk and information loss")
-    a.add_argument("input", help="input CSV file with a header row, or .parquet (needs pyarrow)")
-    a.add_argument("-k", type=int, nargs="+", default=[2, 3, 5, 10], help="k values (default 2 3 5 10)")
-    a.add_argument("--method", nargs="+", choices=METHODS, default=["mdav"], metavar="METHOD",
-                   help="methods (default mdav); see 'microagg methods'")
-    a.add_argument("--columns", help="comma-separated quasi-identifier columns (default: all numeric, minus --by)")
-    a.add_argument("--by", help="comma-separated strata columns: min group size counts within strata")
+    a = sub.add_parser(
+        "assess",
+        help="score a release (ORIGINAL RELEASED) or compare methods and k by risk and information loss",
+    )
+    a.add_argument("input", help="the original: CSV file with a header row, or .parquet (needs pyarrow)")
+    a.add_argument("released", nargs="?",
+                   help="a release of it to score (same rows in the same order); without it, candidates are "
+                   "run. With -k, the exit status is 1 when the release misses k")
+    a.add_argument("-k", type=int, nargs="+", default=None,
+                   help="candidates: k values (default 2 3 5 10); a release: the k it must reach")
+    a.add_argument("--method", nargs="+", choices=METHODS, default=None, metavar="METHOD",
+                   help="candidates: methods (default mdav); see 'microagg methods'")
+    a.add_argument("--columns", help="comma-separated quasi-identifier columns (default: all numeric, minus --by, --weights)")
     a.add_argument("--risk", choices=["linkage", "interval"], default="linkage",
                    help="risk on the R-U map's y axis (default: record linkage)")
     a.add_argument("-p", type=float, default=0.05, help="interval disclosure width in sds (default 0.05)")
-    a.add_argument("--plot", metavar="PNG", help="write the R-U map there")
-    a.add_argument("-o", "--output", metavar="CSV", help="write the table there")
-    a.add_argument("--jobs", type=int, default=1, help="threads: 1 (default), -1 = all cores")
+    a.add_argument("--plot", metavar="PNG", help="candidates: write the R-U map there")
+    a.add_argument("-o", "--output", metavar="TABLE", help="write the table there (.csv, or .parquet)")
+    add_workflow_arguments(a)
     add_input_arguments(a)
     a.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs every method × k, prints the table and writes the CSV and the R-U map."""
+    """Scores the release, or runs the candidates; prints the table and writes the outputs."""
+    inputs = [args.input] + ([args.released] if args.released else [])
     for option, path in (("-o", args.output), ("--plot", args.plot)):
         if path is not None:
-            check_output(path, [args.input], args.overwrite, option)
+            check_output(path, inputs, args.overwrite, option)
     if args.output is not None and args.plot is not None and os.path.abspath(args.output) == os.path.abspath(args.plot):
         raise CliError("-o and --plot name the same file")
     data = read_table(args.input, sep=args.sep, na_values=split(args.na_values))
     if data.n_rows == 0:
         raise CliError(f"{args.input} has no data rows")
-    by, _, reserved = workflow_columns(data, args.by, None)
-    cols = choose_columns(data, args.columns, reserved, False)
-    header = data.names
+    return _score_release(args, data) if args.released else _compare_candidates(args, data)
+
+
+def _score_release(args: argparse.Namespace, original: Table) -> int:
+    for flag, value in (("--method", args.method), ("--plot", args.plot), ("--param", args.param)):
+        if value:
+            raise CliError(f"{flag} compares candidates; it does not apply to scoring a release")
+    if args.k is not None and len(args.k) > 1:
+        raise CliError("a release is scored against one k (-k K)")
+    released = read_table(args.released, sep=args.sep, na_values=split(args.na_values))
+    if released.n_rows != original.n_rows:
+        raise CliError(
+            f"{args.released} has {released.n_rows} rows and {args.input} {original.n_rows}; "
+            "a release has the original's records in the original's order"
+        )
+    _, weights, reserved = workflow_columns(original, args.by, args.weights)
+    strata, _, _ = workflow_columns(released, args.by, None)
+    cols = choose_columns(original, args.columns, reserved, args.missing != "error")
+    names = [original.names[j] for j in cols]
+    absent = [c for c in names if c not in released.names]
+    if absent:
+        raise CliError(f"{args.released} lacks the key column(s) {', '.join(absent)}")
     X = np.column_stack(list(cols.values()))
-    if any(k < 1 or k > X.shape[0] for k in args.k):
-        raise CliError(f"every k must be between 1 and the number of records ({X.shape[0]}), got {args.k}")
-    names = ", ".join(header[j] for j in cols)
+    Xm = np.column_stack([_released_column(released, c) for c in names])
+    print(f"{X.shape[0]} records x {X.shape[1]} attributes ({', '.join(names)})", file=sys.stderr)
+    with in_cli_terms(original):
+        a = assess(X, Xm, by=strata, weights=weights, p=args.p, n_jobs=args.jobs).to_dict()
+    k = args.k[0] if args.k else None
+    row = {"original": args.input, "released": args.released, "n_records": a["n_records"],
+           "n_attributes": a["n_attributes"], **{m: a[m] for m in MEASURES},
+           "k_requested": "" if k is None else k, "meets_k": "" if k is None else a["min_group_size"] >= k}
+    _print_table([row], args.p, ("information_loss",))
+    if k is not None:
+        verdict = "meets" if row["meets_k"] else "MISSES"
+        print(f"k requested {k}, achieved {a['min_group_size']} over the key{' within strata' if args.by else ''}: {verdict} it")
+    _write_rows(args, [row], RELEASE_COLUMNS)
+    return 0 if k is None or row["meets_k"] else 1
+
+
+def _released_column(released: Table, name: str) -> np.ndarray:
+    j = released.names.index(name)
+    values = released.numeric(j)
+    if values is None:
+        raise CliError(f"column {name!r} of {released.path} is not numeric ({released.why_not_numeric(j)})")
+    return values
+
+
+def _compare_candidates(args: argparse.Namespace, data: Table) -> int:
+    ks = args.k if args.k is not None else [2, 3, 5, 10]
+    methods = args.method if args.method is not None else ["mdav"]
+    strata, weights, reserved = workflow_columns(data, args.by, args.weights)
+    cols = choose_columns(data, args.columns, reserved, args.missing != "error")
+    X = np.column_stack(list(cols.values()))
+    if any(k < 2 or k > X.shape[0] for k in ks):
+        raise CliError(f"every k must be between 2 and the number of records ({X.shape[0]}), got {ks}")
+    names = ", ".join(data.names[j] for j in cols)
     print(f"{X.shape[0]} records x {X.shape[1]} attributes ({names})", file=sys.stderr)
+    options = workflow_keywords(args, strata, weights)
     table: list[dict[str, Any]] = []
-    runs = [(m, k) for m in args.method for k in args.k]
+    runs = [(m, k) for m in methods for k in ks]
     for i, (method, k) in enumerate(runs, start=1):
         print(f"[{i}/{len(runs)}] {method} k={k} ...", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
-        res = run_with_progress(X.shape[0], lambda progress: microaggregate(
-            X, k, method, n_jobs=args.jobs, progress=progress))
+        with in_cli_terms(data):
+            res = run_with_progress(
+                X.shape[0], lambda progress: microaggregate(X, k, method, progress=progress, **options)
+            )
         t1 = time.perf_counter()
-        a = assess(X, res.aggregated, by=by, p=args.p, n_jobs=args.jobs).to_dict()
+        a = assess(X, res.aggregated, by=None if strata is None else published_strata(strata, res.merges, X.shape[0]), weights=weights, p=args.p,
+                   n_jobs=args.jobs).to_dict()
         t2 = time.perf_counter()
-        table.append({"method": method, "k": k, **{c: a[c] for c in COLUMNS[2:8]},
+        table.append({"method": method, "k": k, **{c: a[c] for c in MEASURES},
                       "seconds": t1 - t0, "assess_seconds": t2 - t1})
         print(f"[{i}/{len(runs)}] {method} k={k}: {t1 - t0:.2f} s, measures {t2 - t1:.2f} s", file=sys.stderr)
-    _print_table(table, args.p)
-    if args.output:
-        rows = [[_cell(r[c]) for r in table] for c in COLUMNS]
-        write_table(CsvTable(args.output, list(COLUMNS), rows), args.output, args.overwrite)
-        print(f"wrote {args.output}", file=sys.stderr)
+    _print_table(table, args.p, ("method", "k"))
+    _write_rows(args, table, CANDIDATE_COLUMNS)
     if args.plot:
         from ..plot import ru_map
 
@@ -91,15 +170,24 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_rows(args: argparse.Namespace, rows: list[dict[str, Any]], columns: tuple[str, ...]) -> None:
+    if args.output:
+        cells = [[_cell(r[c]) for r in rows] for c in columns]
+        write_table(CsvTable(args.output, list(columns), cells), args.output, args.overwrite)
+        print(f"wrote {args.output}", file=sys.stderr)
+
+
 def _cell(v: Any) -> str:
     return repr(float(v)) if isinstance(v, float) else str(v)
 
 
-def _print_table(table: list[dict[str, Any]], p: float) -> None:
-    head = (f"{'method':<14} {'k':>3} {'IL %':>8} {'IL1s':>10} {'eigen':>8} {f'ID({p:g}) %':>10} "
-            f"{'RL %':>7} {'min k':>6} {'seconds':>8}")
-    print(head)
+def _print_table(table: list[dict[str, Any]], p: float, lead: tuple[str, ...]) -> None:
+    """The table on stdout: ``lead`` decides the first columns (method and k for candidates)."""
+    first = f"{'method':<14} {'k':>3} " if "method" in lead else ""
+    print(f"{first}{'IL %':>8} {'IL1s':>10} {'eigen':>8} {f'ID({p:g}) %':>10} {'RL %':>7} {'min k':>6}"
+          + (f" {'seconds':>8}" if "method" in lead else ""))
     for r in table:
-        print(f"{r['method']:<14} {r['k']:>3} {100 * r['information_loss']:8.3f} {r['il1s']:10.6g} "
-              f"{r['eigen']:8.4f} {100 * r['interval_disclosure']:10.2f} {100 * r['record_linkage_rate']:7.2f} "
-              f"{r['min_group_size']:>6} {r['seconds']:8.3f}")
+        first = f"{r['method']:<14} {r['k']:>3} " if "method" in lead else ""
+        print(f"{first}{100 * r['information_loss']:8.3f} {r['il1s']:10.6g} {r['eigen']:8.4f} "
+              f"{100 * r['interval_disclosure']:10.2f} {100 * r['record_linkage_rate']:7.2f} {r['min_group_size']:>6}"
+              + (f" {r['seconds']:8.3f}" if "method" in lead else ""))

@@ -97,19 +97,24 @@ def workflow_columns(
     return strata, w, reserved
 
 
-def relabeled(table: Table, strata: Any, merges: Any, by: list[str]) -> Table:
-    """``table`` with the ``--by`` columns of merged strata's records set to the stratum
-    they joined, so that a merged record is not singled out by its own label."""
-    codes, values = factorize_strata(strata, table.n_rows)
+def published_strata(strata: Any, merges: Any, n_records: int) -> np.ndarray:
+    """The stratum each record is published under (an object array of labels, tuples for
+    several ``--by`` columns): merged strata under the label of the stratum they joined, so
+    that a merged record is not singled out by its own label."""
+    codes, values = factorize_strata(strata, n_records)
     final = merged_into(merges)
-    published = [final.get(v, v) for v in values]
-    changed = np.array([p != v for p, v in zip(published, values)])[codes]
+    published = np.empty(len(values), dtype=object)
+    published[:] = [final.get(v, v) for v in values]
+    return published[codes]
+
+
+def relabeled(table: Table, strata: Any, merges: Any, by: list[str]) -> Table:
+    """``table`` with the ``--by`` columns set to the strata their records are published
+    under (:func:`published_strata`)."""
+    published = published_strata(strata, merges, table.n_rows)
     columns = {}
     for position, name in enumerate(by):
-        j = table.names.index(name)
-        column = table.labels(j)
-        column[changed] = [
-            published[c][position] if len(by) > 1 else published[c] for c in codes[changed]
-        ]
-        columns[j] = column
+        columns[table.names.index(name)] = np.array(
+            [label[position] if len(by) > 1 else label for label in published], dtype=object
+        )
     return table.relabeled(columns)

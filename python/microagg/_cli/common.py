@@ -33,6 +33,64 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="replace an existing output file (never the input)")
 
 
+def add_workflow_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of the release workflow, with one meaning wherever a command runs a method
+    (``anonymize``, ``assess``'s candidates): threads, precision, method parameters,
+    strata, weights, aggregation, missing values and parts."""
+    parser.add_argument("--jobs", type=int, default=1, help="threads: 1 (default), -1 = all cores")
+    parser.add_argument("--dtype", choices=["float32", "float64"], default=None)
+    parser.add_argument("--no-standardize", action="store_true", help="do not z-score the columns first")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
+    parser.add_argument("--by", metavar="COL[,COL...]", help="strata columns: no group mixes strata (any text)")
+    parser.add_argument(
+        "--small-strata",
+        choices=["error", "merge"],
+        default="error",
+        help="a stratum below k records is an error (default) or merged into the nearest stratum",
+    )
+    parser.add_argument("--weights", metavar="COL", help="sampling-weight column (weighted group values and IL)")
+    parser.add_argument(
+        "--aggregation",
+        choices=["mean", "median", "trim", "onestep"],
+        default="mean",
+        help="what a group releases (default: mean)",
+    )
+    parser.add_argument("--trim", type=float, default=None,
+                        help="share cut from each end by --aggregation trim (default 0.1)")
+    parser.add_argument(
+        "--missing",
+        choices=["error", "fill", "keep"],
+        default="error",
+        help="empty/NA/nan/--na-values cells: refuse (default), or group on completed values and "
+        "write the group's value (fill) or leave them missing (keep)",
+    )
+    parser.add_argument(
+        "--max-part",
+        type=int,
+        default=None,
+        metavar="N",
+        help="cut into parts of at most N records (Mondrian-V), then run the method on each part",
+    )
+
+
+def workflow_keywords(args: argparse.Namespace, strata: Any, weights: Any) -> dict[str, Any]:
+    """The keyword arguments of :func:`microagg.microaggregate` that the workflow flags set
+    (the strata labels and weights read from the file's ``--by`` and ``--weights`` columns)."""
+    return {
+        "standardize": not args.no_standardize,
+        "dtype": args.dtype,
+        "n_jobs": args.jobs,
+        "by": strata,
+        "small_strata": args.small_strata,
+        "weights": weights,
+        "aggregation": args.aggregation,
+        "trim": args.trim,
+        "missing": args.missing,
+        "max_part": args.max_part,
+        **dict(parse_param(p) for p in args.param),
+    }
+
+
 def separator(text: str) -> str:
     sep = {"tab": "\t", "\\t": "\t"}.get(text.lower(), text)
     if len(sep) != 1 or sep in "\"\r\n":
