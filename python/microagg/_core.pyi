@@ -16,10 +16,16 @@ __all__ = [
     "IncrementalState",
     "CRITICAL_HEAD_START",
     "link_nearest_arrays",
+    "AGGREGATIONS",
+    "MISSING_MODES",
+    "SMALL_STRATA",
 ]
 
 __version__: str
 METHODS: tuple[str, ...]
+AGGREGATIONS: tuple[str, ...]
+MISSING_MODES: tuple[str, ...]
+SMALL_STRATA: tuple[str, ...]
 
 _Data = Union[npt.NDArray[np.float64], npt.NDArray[np.float32]]
 

@@ -13,10 +13,12 @@ use crate::float::Float;
 use crate::incremental::{Incremental, IncrementalOptions, Strategy, critical_head_start, plan};
 use crate::method::{METHODS, Method, ParamValue};
 use crate::microaggregate::{Options, Outcome, evaluate, microaggregate_with};
-use crate::missing::Missing;
+use crate::missing::{MISSING_MODES, Missing};
 use crate::parallel::Parallelism;
 use crate::partition::Evaluation;
 use crate::workflow::Workflow;
+use crate::workflow::aggregate::AGGREGATIONS;
+use crate::workflow::strata::SMALL_STRATA;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -351,6 +353,9 @@ fn method_parameters<'py>(py: Python<'py>, method: &str) -> PyResult<Bound<'py, 
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("METHODS", PyTuple::new(m.py(), METHODS)?)?;
+    m.add("AGGREGATIONS", PyTuple::new(m.py(), AGGREGATIONS)?)?;
+    m.add("MISSING_MODES", PyTuple::new(m.py(), MISSING_MODES)?)?;
+    m.add("SMALL_STRATA", PyTuple::new(m.py(), SMALL_STRATA)?)?;
     m.add_class::<Progress>()?;
     m.add_function(wrap_pyfunction!(microaggregate_array, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_labels, m)?)?;

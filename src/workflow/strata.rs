@@ -61,6 +61,10 @@ pub enum SmallStrata {
     Merge,
 }
 
+/// The `small_strata=` values, in documentation order (the bindings export them once for the
+/// CLI and the Dask engine).
+pub const SMALL_STRATA: [&str; 2] = ["error", "merge"];
+
 impl SmallStrata {
     /// Parses `"error"` or `"merge"`.
     pub fn parse(name: &str) -> Result<Self> {

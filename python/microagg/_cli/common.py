@@ -44,14 +44,14 @@ def add_workflow_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--by", metavar="COL[,COL...]", help="strata columns: no group mixes strata (any text)")
     parser.add_argument(
         "--small-strata",
-        choices=["error", "merge"],
+        choices=_core.SMALL_STRATA,
         default="error",
         help="a stratum below k records is an error (default) or merged into the nearest stratum",
     )
     parser.add_argument("--weights", metavar="COL", help="sampling-weight column (weighted group values and IL)")
     parser.add_argument(
         "--aggregation",
-        choices=["mean", "median", "trim", "onestep"],
+        choices=_core.AGGREGATIONS,
         default="mean",
         help="what a group releases (default: mean)",
     )
@@ -59,7 +59,7 @@ def add_workflow_arguments(parser: argparse.ArgumentParser) -> None:
                         help="share cut from each end by --aggregation trim (default 0.1)")
     parser.add_argument(
         "--missing",
-        choices=["error", "fill", "keep"],
+        choices=_core.MISSING_MODES,
         default="error",
         help="empty/NA/nan/--na-values cells: refuse (default), or group on completed values and "
         "write the group's value (fill) or leave them missing (keep)",
