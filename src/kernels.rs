@@ -6,9 +6,10 @@
 //! hot kernels are compiled three times (portable SSE2, AVX2, AVX-512) and chosen at run time;
 //! no floating-point contraction is used, so every path gives bit-identical results.
 //!
-//! Tie rule (DESIGN §3): among equal scores the record with the lowest original id wins,
-//! both for "farthest" and for "nearest". Keys `(score, id)` are therefore totally ordered,
-//! which makes every selection independent of memory order and of the thread count.
+//! Tie rule (docs/architecture.md#the-cores-rules): among equal scores the record with the lowest
+//! original id wins, both for "farthest" and for "nearest". Keys `(score, id)` are therefore
+//! totally ordered, which makes every selection independent of memory order and of the thread
+//! count.
 
 use crate::dataset::WorkingSet;
 use crate::float::{Float, order_bits};
@@ -879,12 +880,8 @@ fn has_prefetchw() -> bool {
     static HAS: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
         use std::arch::x86_64::__cpuid;
         // The extended leaf exists when the largest extended leaf reaches it. `__cpuid` is
-        // safe from Rust 1.87 on, unsafe before (this crate builds from 1.85).
-        #[allow(unused_unsafe)]
-        // SAFETY: CPUID exists on every x86-64 CPU.
-        unsafe {
-            __cpuid(0x8000_0000).eax >= 0x8000_0001 && __cpuid(0x8000_0001).ecx & (1 << 8) != 0
-        }
+        // safe since Rust 1.87 (the crate needs 1.89, Cargo.toml's `rust-version`).
+        __cpuid(0x8000_0000).eax >= 0x8000_0001 && __cpuid(0x8000_0001).ecx & (1 << 8) != 0
     });
     *HAS
 }

@@ -1,5 +1,5 @@
 """``microagg assess``: run several methods and k on a CSV file and compare their releases
-by disclosure risk and information loss (DESIGN §9): a table on stdout, optionally a CSV
+by disclosure risk and information loss (docs/assessment.md): a table on stdout, optionally a CSV
 file and the R-U map as a picture, progress on stderr."""
 
 from __future__ import annotations
