@@ -23,7 +23,7 @@ pub const BLOCK: usize = 64;
 /// into these buffers and read them back; without the alignment, where the buffer falls
 /// depends on the caller's stack frame, and a change elsewhere in the crate could make every
 /// 32-byte store straddle two cache lines: in one build of the Python extension the store of
-/// the integer dots took 15% of `dots_avx2` and two-thread MDAV ran 7% slower (session 9).
+/// the integer dots took 15% of `dots_avx2` and two-thread MDAV ran 7% slower.
 #[repr(C, align(64))]
 pub(crate) struct Aligned<A>(pub A);
 

@@ -191,7 +191,7 @@ def microaggregate(
         standardized values, at position floor(m/2) of the order (value, row index), missing values
         last) until every part has at most ``max_part`` records, then the method groups each part
         on its own, parts in parallel under ``n_jobs``. MONA generalised to any method: how a
-        quadratic method scales to millions of records, at a small IL cost (see the README).
+        quadratic method scales to millions of records, at a small IL cost (docs/scaling.md).
         At least ``2 * k``.
     **method_params
         Method-specific options. ``"mdav"``: ``algebraic_distance``, ``distance_reuse``,

@@ -91,8 +91,8 @@ impl<T: Float> CompactCopy<T> {
     /// in place, block by block, straight from the columns: no per-attribute code vectors
     /// and no interleaving pass. At 200 000 × 15 (f32, one thread) the scales and codes took
     /// 4.0–4.7 ms this way against 5.8 ms (fresh memory costs about 0.3 ms a megabyte in
-    /// page faults on this VM). (Session 10 wrote the rows on one thread: two threads
-    /// faulting fresh pages in at once then took 20–24 ms instead of 3 ms on a VM.)
+    /// page faults on this VM). Two threads faulting fresh pages in at once took 20–24 ms
+    /// instead of 3 ms on one VM; on another the parallel writes were faster.
     pub fn new(ws: &WorkingSet<T>, exec: Exec) -> Self {
         let (n, d) = (ws.n(), ws.d());
         let scales: Vec<Scale> = exec.map_indices(d, |j| Scale::of(ws.column(j)));
