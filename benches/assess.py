@@ -1,5 +1,5 @@
-"""Assessment benchmark (DESIGN §9): record-linkage time next to the MDAV run it assesses,
-and the R-U maps of Census and EIA.
+"""Assessment benchmark (docs/assessment.md#risk): record-linkage time next to the MDAV run it
+assesses, and the R-U maps of Census and EIA.
 
 1. Gaussian n x d (d = 3 and 15), released by MDAV (k = 10, float64, one thread): the time
    of MDAV, then of nearest-record linkage of the original to the release (exact, with

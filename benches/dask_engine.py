@@ -1,5 +1,5 @@
-"""The Dask engine (DESIGN §10): n × 4 Gaussian records from Parquet to Parquet with
-``microagg.dask.anonymize`` (mdav, k = 5) on a ``distributed.LocalCluster`` of 2 worker
+"""The Dask engine (docs/scaling.md#the-dask-engine): n × 4 Gaussian records from Parquet to Parquet
+with ``microagg.dask.anonymize`` (mdav, k = 5) on a ``distributed.LocalCluster`` of 2 worker
 processes (1 thread each), against one machine without a cluster (the local pipeline's
 ``max_part`` when this build has it, else the same engine on Dask's threaded scheduler),
 and optionally out of core: workers whose memory limit is below the data's size.

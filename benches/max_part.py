@@ -1,6 +1,6 @@
-"""Partitioned runs, ``max_part`` (DESIGN §10): the information-loss price of cutting into
-parts, and what parts buy in time and threads. Prints and writes bench-results/max_part.md;
-asserts nothing.
+"""Partitioned runs, ``max_part`` (docs/scaling.md#partitioned-runs): the information-loss price of
+cutting into parts, and what parts buy in time and threads. Prints and writes
+bench-results/max_part_il.md and max_part_threads.md; asserts nothing.
 
     python benches/max_part.py                # IL table + timings (several minutes)
     python benches/max_part.py --il-only      # bench-results/max_part_il.md

@@ -1,4 +1,5 @@
-"""Missing values (DESIGN §8): quality of ``missing="fill"`` and the cost of the masked kernels.
+"""Missing values (docs/workflow.md#missing-values): quality of ``missing="fill"`` and the cost of
+the masked kernels.
 
 (a) Census and EIA with 5% of the cells missing at random: IL on the observed cells of MDAV
     with ``missing="fill"`` (partial distances) against the naive route (column-mean

@@ -1,4 +1,4 @@
-"""The disclosure-control workflow (DESIGN §8, issue 11): strata as parallel jobs.
+"""The disclosure-control workflow (docs/workflow.md, issue 11): strata as parallel jobs.
 
 8 strata of 25 000 x 15 Gaussian records (each stratum its own centre), MDAV with k = 5:
 one thread against two (goal: >= 1.6x, same labels), and the same 200 000 records

@@ -2,9 +2,10 @@
 //!
 //! The input is read through its strides (any memory order). The working copy is
 //! **column-major** (one contiguous slice per attribute) and **centered** on the column means
-//! (optionally scaled to unit population variance, DESIGN §1). Column-major storage lets the
-//! distance kernels vectorize across records, which is what matters when d is small (3..30);
-//! centering keeps F-MDAV's ½‖x‖² − ⟨x, c⟩ comparison (papers/f-mdav §3.1) accurate in f32.
+//! (optionally scaled to unit population variance, docs/architecture.md#what-microagg-computes).
+//! Column-major storage lets the distance kernels vectorize across records, which is what matters
+//! when d is small (3..30); centering keeps F-MDAV's ½‖x‖² − ⟨x, c⟩ comparison (papers/f-mdav §3.1)
+//! accurate in f32.
 //!
 //! Invariant: `ids[p]` is the original index of the record stored at position `p`. Algorithms
 //! move records with [`WorkingSet::swap`] to keep the unassigned ones in a contiguous prefix.
@@ -31,7 +32,7 @@ pub fn validate<T: Float>(x: ArrayView2<T>) -> Result<()> {
 }
 
 /// Checks the shape of the caller's data and that no value is ±∞; NaN marks a missing value
-/// (DESIGN §8). Returns whether any value is missing.
+/// (docs/workflow.md#missing-values). Returns whether any value is missing.
 pub fn validate_missing<T: Float>(x: ArrayView2<T>) -> Result<bool> {
     check(x, true)
 }
@@ -67,7 +68,8 @@ pub fn validate_k(k: usize, n_records: usize) -> Result<()> {
 
 impl Scaling {
     /// The column means of `x` and a given per-attribute `scale` (finite, positive; one per
-    /// attribute): `x` grouped in the units of a larger file it is part of (DESIGN §10).
+    /// attribute): `x` grouped in the units of a larger file it is part of
+    /// (docs/scaling.md#partitioned-runs).
     pub fn with_scale<T: Float>(x: ArrayView2<T>, scale: &[f64]) -> Result<Scaling> {
         if scale.len() != x.ncols() || !scale.iter().all(|s| s.is_finite() && *s > 0.0) {
             return Err(Error::InvalidParameter {
@@ -81,7 +83,8 @@ impl Scaling {
     /// Column means and (if `standardize`) population standard deviations of validated data.
     /// Sums that would overflow (values near `f64::MAX`) are taken on rescaled values, so
     /// standardization works at any magnitude. Missing values (NaN) are left out: each column
-    /// is described by its observed values (DESIGN §8); a column with none gets mean 0, scale 1.
+    /// is described by its observed values (docs/workflow.md#missing-values); a column with none
+    /// gets mean 0, scale 1.
     pub fn fit<T: Float>(x: ArrayView2<T>, standardize: bool) -> Scaling {
         fn all<T: Float>(c: ndarray::ArrayView1<'_, T>) -> impl Iterator<Item = f64> + Clone + '_ {
             c.into_iter().map(|v| v.as_f64())
@@ -201,11 +204,11 @@ fn check_total_square(total: f64) -> Result<()> {
 /// The algorithms' working copy: centered (and scaled) values in column-major order, the
 /// precomputed ½‖x‖² of every record (F-MDAV §3.1) and the original index of each position.
 ///
-/// With missing values (DESIGN §8) a missing cell is stored as 0, so ½‖x‖² and every dot
-/// product are over the observed cells, and each position has ⌈d/8⌉ bytes of missing-attribute
-/// bits (bit j % 8 of byte j / 8 set when attribute j is missing), stored column-major like the
-/// values: the masked kernels (`kernels_masked.rs`) correct the complete algebraic scores with
-/// them.
+/// With missing values (docs/workflow.md#missing-values) a missing cell is stored as 0, so ½‖x‖²
+/// and every dot product are over the observed cells, and each position has ⌈d/8⌉ bytes of
+/// missing-attribute bits (bit j % 8 of byte j / 8 set when attribute j is missing), stored
+/// column-major like the values: the masked kernels (`kernels_masked.rs`) correct the complete
+/// algebraic scores with them.
 #[derive(Debug, Clone)]
 pub struct WorkingSet<T> {
     n: usize,

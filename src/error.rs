@@ -29,9 +29,10 @@ pub enum Error {
     /// Labels do not describe a partition of the data (length or range wrong).
     InvalidLabels(String),
     /// Strata with fewer than `k` records under `small_strata="error"`: each stratum's
-    /// name and size (DESIGN §8).
+    /// name and size (docs/workflow.md#small-and-merged-strata).
     SmallStrata { k: usize, strata: Vec<(String, usize)> },
-    /// The data has missing values and the method cannot take them (DESIGN §8).
+    /// The data has missing values and the method cannot take them
+    /// (docs/workflow.md#missing-values).
     MissingUnsupported { method: &'static str },
 }
 

@@ -6,9 +6,10 @@
 //! hot kernels are compiled three times (portable SSE2, AVX2, AVX-512) and chosen at run time;
 //! no floating-point contraction is used, so every path gives bit-identical results.
 //!
-//! Tie rule (DESIGN §3): among equal scores the record with the lowest original id wins,
-//! both for "farthest" and for "nearest". Keys `(score, id)` are therefore totally ordered,
-//! which makes every selection independent of memory order and of the thread count.
+//! Tie rule (docs/architecture.md#the-cores-rules): among equal scores the record with the lowest
+//! original id wins, both for "farthest" and for "nearest". Keys `(score, id)` are therefore
+//! totally ordered, which makes every selection independent of memory order and of the thread
+//! count.
 
 use crate::dataset::WorkingSet;
 use crate::float::{Float, order_bits};
@@ -22,7 +23,7 @@ pub const BLOCK: usize = 64;
 /// into these buffers and read them back; without the alignment, where the buffer falls
 /// depends on the caller's stack frame, and a change elsewhere in the crate could make every
 /// 32-byte store straddle two cache lines: in one build of the Python extension the store of
-/// the integer dots took 15% of `dots_avx2` and two-thread MDAV ran 7% slower (session 9).
+/// the integer dots took 15% of `dots_avx2` and two-thread MDAV ran 7% slower.
 #[repr(C, align(64))]
 pub(crate) struct Aligned<A>(pub A);
 
@@ -879,12 +880,8 @@ fn has_prefetchw() -> bool {
     static HAS: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
         use std::arch::x86_64::__cpuid;
         // The extended leaf exists when the largest extended leaf reaches it. `__cpuid` is
-        // safe from Rust 1.87 on, unsafe before (this crate builds from 1.85).
-        #[allow(unused_unsafe)]
-        // SAFETY: CPUID exists on every x86-64 CPU.
-        unsafe {
-            __cpuid(0x8000_0000).eax >= 0x8000_0001 && __cpuid(0x8000_0001).ecx & (1 << 8) != 0
-        }
+        // safe since Rust 1.87 (the crate needs 1.89, Cargo.toml's `rust-version`).
+        __cpuid(0x8000_0000).eax >= 0x8000_0001 && __cpuid(0x8000_0001).ecx & (1 << 8) != 0
     });
     *HAS
 }

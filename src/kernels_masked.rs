@@ -1,5 +1,5 @@
 //! The masked (missing-value) scan kernels, next to the complete ones of `kernels.rs`
-//! (DESIGN §8, "Missing values").
+//! (docs/workflow.md#missing-values).
 //!
 //! The partial distance between a record x and a reference r is
 //! (d / |O|) · Σ_{j ∈ O} (x_j − r_j)², where O is the set of attributes observed in both;

@@ -20,10 +20,10 @@
 //!
 //! Modules: [`dataset`] (validation, working copy), [`kernels`] (hot loops), [`partition`]
 //! (result and quality), [`parallel`] (threads), [`algorithms`] (one file per family),
-//! [`method`] (the catalogue), [`workflow`] (strata, parts, weights, aggregation: DESIGN §8,
-//! §10), [`missing`] and [`kernels_masked`] (missing values, DESIGN §8), [`index`] and
-//! [`assess`] (nearest-neighbour indexes, record linkage: DESIGN §9), [`microaggregate()`]
-//! (the entry point).
+//! [`method`] (the catalogue), [`workflow`] (strata, parts, weights, aggregation: docs/workflow.md,
+//! docs/scaling.md#partitioned-runs), [`missing`] and [`kernels_masked`] (missing values,
+//! docs/workflow.md#missing-values), [`index`] and [`assess`] (nearest-neighbour indexes, record
+//! linkage: docs/assessment.md#risk), [`microaggregate()`] (the entry point).
 
 pub mod algorithms;
 pub mod assess;

@@ -1,6 +1,6 @@
-//! The method catalogue (the `method=` strings of the API, DESIGN §4) and the parsing and
-//! validation of each method's parameters. Bindings pass names and values through; every
-//! check lives here so Rust and Python users get the same messages.
+//! The method catalogue (the `method=` strings of the API, docs/algorithms.md#the-catalogue) and
+//! the parsing and validation of each method's parameters. Bindings pass names and values through;
+//! every check lives here so Rust and Python users get the same messages.
 
 use crate::algorithms::mdav::MdavOptions;
 use crate::algorithms::mona::MonaOptions;

@@ -1,6 +1,6 @@
 //! The one entry point the bindings and Rust users call: validate, split into strata, build
 //! the working copy, run the chosen method on the requested threads, aggregate and evaluate
-//! the result (DESIGN §8 "Layers"; the steps live in [`crate::workflow`]).
+//! the result (docs/architecture.md#the-pipeline; the steps live in [`crate::workflow`]).
 
 use crate::algorithms::cbfs::cbfs;
 use crate::algorithms::md::md;
@@ -33,13 +33,14 @@ use std::borrow::Cow;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
     /// z-score every attribute (population std) before partitioning; SSE/SST/IL are then
-    /// measured on the standardized data (DESIGN §1).
+    /// measured on the standardized data (docs/architecture.md#what-microagg-computes).
     pub standardize: bool,
     /// Threads to use; every setting gives the same partition.
     pub parallelism: Parallelism,
     /// Seed of randomized methods (ONA); `None` means 0, so results are reproducible.
     pub seed: Option<u64>,
-    /// Missing values (NaN): refused, or grouped by partial distances (DESIGN §8).
+    /// Missing values (NaN): refused, or grouped by partial distances
+    /// (docs/workflow.md#missing-values).
     pub missing: Missing,
 }
 
@@ -79,10 +80,10 @@ pub fn microaggregate<S: Float, T: Float>(
     microaggregate_with::<S, T>(x, k, method, options, &Workflow::default(), progress)
 }
 
-/// Microaggregation inside the disclosure-control workflow (DESIGN §8), in its order:
-/// validate → split into strata (merging undersized ones if asked) → cut each stratum into
-/// parts of at most `max_part` records (DESIGN §10) → group each stratum or part with the
-/// method (in parallel under [`Parallelism::Threads`]) → aggregate each
+/// Microaggregation inside the disclosure-control workflow (docs/architecture.md#the-pipeline), in
+/// its order: validate → split into strata (merging undersized ones if asked) → cut each stratum
+/// into parts of at most `max_part` records (docs/scaling.md#partitioned-runs) → group each stratum
+/// or part with the method (in parallel under [`Parallelism::Threads`]) → aggregate each
 /// group (weighted) → assemble one result. Every stratum is grouped in the units of one
 /// scaling fitted on the whole file (centered on the stratum's own mean, which changes
 /// nothing but rounding), so IL is comparable across strata. With missing values allowed
@@ -288,8 +289,8 @@ fn on_working_set<T: Float>(
 }
 
 /// SSE, SST and centroids of `x` grouped by `labels` (for `information_loss(X, labels)`);
-/// with `allow_missing`, NaN cells are accepted and left out (observed cells only, DESIGN §8;
-/// ±∞ is always refused).
+/// with `allow_missing`, NaN cells are accepted and left out (observed cells only,
+/// docs/workflow.md#missing-values; ±∞ is always refused).
 pub fn evaluate<S: Float>(
     x: ArrayView2<S>,
     labels: Vec<u32>,

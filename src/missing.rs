@@ -1,5 +1,5 @@
-//! Missing values (NaN in the data; DESIGN §8): the `missing=` setting, which methods take
-//! missing values, and the records with every attribute missing.
+//! Missing values (NaN in the data; docs/workflow.md#missing-values): the `missing=` setting, which
+//! methods take missing values, and the records with every attribute missing.
 //!
 //! With `missing = "fill"` or `"keep"` the methods group records by the partial distance
 //! (`kernels_masked.rs`): the sum over the attributes observed in both records, scaled by
@@ -34,7 +34,7 @@ pub enum Missing {
 /// The `missing=` values, in documentation order.
 pub const MISSING_MODES: &[&str] = &["error", "fill", "keep"];
 
-/// The methods that take missing values (DESIGN §8).
+/// The methods that take missing values (docs/workflow.md#missing-values).
 pub const MISSING_METHODS: &[&str] = &[
     "mdav",
     "md",

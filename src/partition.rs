@@ -1,5 +1,6 @@
 //! The result every algorithm returns: a partition of the records into groups, and the
-//! quality measures of DESIGN §1 (SSE, SST, information loss) in the standardized units.
+//! quality measures of docs/architecture.md#what-microagg-computes (SSE, SST, information loss) in
+//! the standardized units.
 
 use crate::dataset::Scaling;
 use crate::error::{Error, Result};
@@ -82,8 +83,9 @@ impl Partition {
         sizes
     }
 
-    /// The invariants every algorithm's output must satisfy (DESIGN §3): every group has at
-    /// least `k` records and, where the algorithm promises it, at most `max_size`.
+    /// The invariants every algorithm's output must satisfy (docs/architecture.md#the-cores-rules):
+    /// every group has at least `k` records and, where the algorithm promises it, at most
+    /// `max_size`.
     pub fn check(&self, k: usize, max_size: Option<usize>) -> Result<()> {
         for (g, &s) in self.group_sizes().iter().enumerate() {
             if s < k || max_size.is_some_and(|m| s > m) {
@@ -104,7 +106,8 @@ pub struct Evaluation {
     /// Group (weighted) means in the caller's units, `(n_groups, d)`.
     pub centroids: Array2<f64>,
     /// What each group releases when that is not its centroid (an aggregation other than
-    /// the mean, DESIGN §8), `(n_groups, d)`; `None` when every group releases its centroid.
+    /// the mean, docs/workflow.md#aggregation), `(n_groups, d)`; `None` when every group releases
+    /// its centroid.
     pub released: Option<Array2<f64>>,
     /// Within-group (weighted) sum of squares around the released values.
     pub sse: f64,
@@ -128,9 +131,9 @@ impl Evaluation {
     /// each group's rows are read together: one random pass over `x`. Each group value comes
     /// from the group's (value, weight) pairs of one attribute ([`group_value`]).
     ///
-    /// Missing values (NaN, DESIGN §8) are left out: centroids and group values come from
-    /// the observed values, SSE and SST are sums over the observed cells (SST around the
-    /// observed column means), and an attribute no member of a group observes gets the
+    /// Missing values (NaN, docs/workflow.md#missing-values) are left out: centroids and group
+    /// values come from the observed values, SSE and SST are sums over the observed cells (SST
+    /// around the observed column means), and an attribute no member of a group observes gets the
     /// column's observed mean (adding nothing to SSE), so a filled release has no gap. On
     /// data without NaN this is the plain computation (bit for bit up to 4 096 groups).
     /// Groups are evaluated in chunks of 4 096 (in parallel where `exec` allows) whose sums

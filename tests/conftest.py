@@ -72,8 +72,9 @@ def optional(module: str) -> Any:
 
 
 def reference_parts(x: np.ndarray, max_part: int, strata: np.ndarray | None = None) -> list[np.ndarray]:
-    """DESIGN §10's cuts, written directly: global standardization, the attribute of largest
-    sum of squared deviations (first within 1e-9), stable sort by (value, row), NaN last."""
+    """The cuts of docs/scaling.md#partitioned-runs, written directly: global standardization,
+    the attribute of largest sum of squared deviations (first within 1e-9), stable sort by
+    (value, row), NaN last."""
     mean = np.nanmean(x, axis=0)
     sd = np.nanstd(x, axis=0)
     z = (x - mean) / np.where(sd > 0, sd, 1.0)

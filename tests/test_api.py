@@ -1,4 +1,4 @@
-"""The Python API contract of DESIGN §5."""
+"""The Python API contract of docs/api.md."""
 
 from __future__ import annotations
 

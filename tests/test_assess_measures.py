@@ -1,4 +1,4 @@
-"""Risk and utility measures (DESIGN §9) against independent implementations of their
+"""Risk and utility measures (docs/assessment.md) against independent implementations of their
 formulas, on the bundled Census data: a microaggregated release, a release with ties and
 missing values, and a release equal to the original (risk 1, loss 0)."""
 

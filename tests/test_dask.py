@@ -1,4 +1,5 @@
-"""The Dask engine (DESIGN §10) on a real distributed.LocalCluster with two worker processes.
+"""The Dask engine (docs/scaling.md#the-dask-engine) on a real distributed.LocalCluster with two
+worker processes.
 
 The parts the distributed planner finds are compared with a direct NumPy reference of the
 cut rule (full sort by (value, row id) of the highest-variance attribute), and the released

@@ -1,4 +1,5 @@
-"""Every bad input gets a clear exception; every good layout gives the same answer (DESIGN §5)."""
+"""Every bad input gets a clear exception; every good layout gives the same answer
+(docs/api.md#errors)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Partitioned runs, ``max_part`` (DESIGN §10): Mondrian-V cuts into parts of at most
-``max_part`` records, the method on each part, identical results for every ``n_jobs``."""
+"""Partitioned runs, ``max_part`` (docs/scaling.md#partitioned-runs): Mondrian-V cuts into parts of
+at most ``max_part`` records, the method on each part, identical results for every ``n_jobs``."""
 
 from __future__ import annotations
 

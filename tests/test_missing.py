@@ -1,4 +1,5 @@
-"""Missing values (DESIGN §8): ``missing="error" | "fill" | "keep"``, from Python and the CLI."""
+"""Missing values (docs/workflow.md#missing-values): ``missing="error" | "fill" | "keep"``, from
+Python and the CLI."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""F-MDAV's strategies, precisions and thread counts give the same partition (DESIGN §3)."""
+"""F-MDAV's strategies, precisions and thread counts give the same partition
+(docs/architecture.md#the-exactness-contract)."""
 
 from __future__ import annotations
 

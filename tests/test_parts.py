@@ -1,4 +1,5 @@
-"""Grouping one part with the whole file's scaling (microagg._parts, DESIGN §10)."""
+"""Grouping one part with the whole file's scaling (microagg._parts,
+docs/scaling.md#partitioned-runs)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MDAV reproduces the information-loss figures printed in the papers (DESIGN §4, §6)."""
+"""MDAV reproduces the information-loss figures printed in the papers (docs/algorithms.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ LOADERS = {
     "eia": ma.datasets.load_eia,
 }
 
-# DESIGN §4: the mhm paper's Table 5 MDAV figures for Census k=10 and for EIA are not
+# docs/algorithms.md#mdav: the mhm paper's Table 5 MDAV figures for Census k=10 and for EIA are not
 # reproducible by any MDAV variant; every other printed MDAV figure is a target.
 NOT_TARGETS = {("Table 5", "census", 10), ("Table 5", "eia", 3), ("Table 5", "eia", 5), ("Table 5", "eia", 10)}
 

@@ -1,4 +1,5 @@
-"""MDAV*, MDAV*+ (and ONA, ONA* below): the quality-first family (ona-mona §3, DESIGN §4)."""
+"""MDAV*, MDAV*+ (and ONA, ONA* below): the quality-first family (ona-mona §3,
+docs/algorithms.md#mdav-star)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def test_mdav_star_reproduces_the_published_figures(dataset: str, adult: np.ndar
         il = 100 * ma.microaggregate(X, k, "mdav-star").information_loss
         if dataset in ("eia", "adult"):
             assert round(il, 2) == float(printed), (k, il, printed)
-        else:  # DESIGN §4: a few are printed 0.002-0.017 higher than this reading gives
+        else:  # a few are printed 0.002-0.017 higher than this reading gives (docs/algorithms.md)
             assert round(il, 2) == float(printed) or float(printed) - 0.02 <= il < float(printed), (k, il, printed)
 
 
@@ -73,7 +74,8 @@ def test_ona_star_reproduces_table_1(dataset: str, published: list[dict[str, str
     X = LOADERS[dataset]()
     for k, printed in published_figures(published, "Table 1", dataset, "ona-star").items():
         il = 100 * ma.microaggregate(X, k, "ona-star").information_loss
-        if (dataset, k) == ("census", 10):  # the one figure this reading misses (DESIGN §4)
+        # The one figure this reading misses (docs/algorithms.md#ona-and-ona-star).
+        if (dataset, k) == ("census", 10):
             assert abs(il - float(printed)) <= 0.01, (k, il, printed)
         else:
             assert round(il, 2) == float(printed), (k, il, printed)

@@ -1,4 +1,4 @@
-"""Record linkage (DESIGN §9): the Rust index against a NumPy brute force over every
+"""Record linkage (docs/assessment.md#risk): the Rust index against a NumPy brute force over every
 released record, with exact ties, and the global matching against scipy."""
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ def scaled(x: np.ndarray, xm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def squared_distances(x: np.ndarray, xm: np.ndarray) -> np.ndarray:
-    """All scaled squared distances, summed in attribute order; partial (DESIGN §8) with NaN."""
+    """All scaled squared distances, summed in attribute order; partial (docs/assessment.md#risk)
+    with NaN."""
     z, zm = scaled(x, xm)
     d = z.shape[1]
     acc = np.zeros((len(z), len(zm)))

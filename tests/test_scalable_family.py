@@ -20,7 +20,8 @@ def test_reproduces_table_6_on_adult(adult: np.ndarray, published: list[dict[str
 
 
 def test_mona_2d_reproduces_table_6_on_adult(adult: np.ndarray, published: list[dict[str, str]]) -> None:
-    # MONA-2D scores pairs by their 45-degree projection (DESIGN §4 records the reading).
+    # MONA-2D scores pairs by their 45-degree projection (docs/algorithms.md#mondrian records the
+    # reading).
     figures = published_figures(published, "Table 6", "adult", "mona-2d")
     assert sorted(figures) == [2, 3, 4, 5, 7, 10]
     got = {k: 100 * ma.microaggregate(adult, k, "mona-2d").information_loss for k in figures}

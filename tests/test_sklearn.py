@@ -22,7 +22,7 @@ EXPECTED_FAILED_CHECKS = {
     "check_fit2d_1sample": "k=2 > 1 record is refused by a ValueError naming k and the record count",
     "check_sample_weight_equivalence_on_dense_data": (
         "weights change what groups release, not the groups: k counts records, so a record "
-        "of weight 2 is not two records (DESIGN §8)"
+        "of weight 2 is not two records (docs/workflow.md#weights)"
     ),
 }
 

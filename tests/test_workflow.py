@@ -1,4 +1,5 @@
-"""The disclosure-control workflow (DESIGN §8): strata, weights, aggregation, and the result."""
+"""The disclosure-control workflow (docs/workflow.md): strata, weights, aggregation, and the
+result."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The workflow's arguments together (DESIGN §8): strata, weights, aggregation and missing
+"""The workflow's arguments together (docs/workflow.md): strata, weights, aggregation and missing
 values in one run, through the API, DataFrames and the CLI."""
 
 from __future__ import annotations

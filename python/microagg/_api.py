@@ -1,4 +1,4 @@
-"""The functional API: :func:`microaggregate` and the quality measures (DESIGN §5)."""
+"""The functional API: :func:`microaggregate` and the quality measures (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -187,11 +187,11 @@ def microaggregate(
         ``"mona-2d"`` (the Mondrian cuts place a record whose cut attribute is missing at
         the column's observed mean). Infinity is always an error.
     max_part : int, optional
-        Partitioned run (DESIGN §10): Mondrian-V cuts every stratum (on the standardized
-        values, at position floor(m/2) of the order (value, row index), missing values last)
-        until every part has at most ``max_part`` records, then the method groups each part
+        Partitioned run (docs/scaling.md#partitioned-runs): Mondrian-V cuts every stratum (on the
+        standardized values, at position floor(m/2) of the order (value, row index), missing values
+        last) until every part has at most ``max_part`` records, then the method groups each part
         on its own, parts in parallel under ``n_jobs``. MONA generalised to any method: how a
-        quadratic method scales to millions of records, at a small IL cost (see the README).
+        quadratic method scales to millions of records, at a small IL cost (docs/scaling.md).
         At least ``2 * k``.
     **method_params
         Method-specific options. ``"mdav"``: ``algebraic_distance``, ``distance_reuse``,

@@ -1,4 +1,4 @@
-"""Validation shared by the assessment measures (DESIGN §9): the original/release pair,
+"""Validation shared by the assessment measures (docs/assessment.md): the original/release pair,
 weights and strata, and the NaN-aware column statistics the measures are built from.
 
 Missing values: ``X`` and ``Xm`` may hold NaN (``missing="keep"`` leaves missing cells

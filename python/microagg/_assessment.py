@@ -1,4 +1,5 @@
-"""``microagg.assess``: every risk and utility measure of a release in one object (DESIGN §9)."""
+"""``microagg.assess``: every risk and utility measure of a release in one object
+(docs/assessment.md)."""
 
 from __future__ import annotations
 
@@ -115,7 +116,7 @@ def assess(
     p: float = 0.05,
     n_jobs: int = 1,
 ) -> Assessment:
-    """Every risk and utility measure of the release ``Xm`` of ``X`` (DESIGN §9).
+    """Every risk and utility measure of the release ``Xm`` of ``X`` (docs/assessment.md).
 
     Parameters
     ----------

@@ -1,4 +1,5 @@
-"""The Mondrian-V cut tree of a Dask DataFrame (DESIGN §10), found without gathering the data.
+"""The Mondrian-V cut tree of a Dask DataFrame (docs/scaling.md#the-dask-engine), found without
+gathering the data.
 
 This reproduces ``src/workflow/parts.rs`` on data spread over many partitions: the
 attributes are standardized with the whole file's mean and population sd (observed values

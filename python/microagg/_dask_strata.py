@@ -1,6 +1,6 @@
-"""The strata of a Dask DataFrame (DESIGN §8, §10): found partition by partition, checked
-against ``k``, and with ``small_strata="merge"`` merged as the local pipeline merges them
-(``src/workflow/strata.rs``).
+"""The strata of a Dask DataFrame (docs/workflow.md#strata, docs/scaling.md#the-dask-engine): found
+partition by partition, checked against ``k``, and with ``small_strata="merge"`` merged as the local
+pipeline merges them (``src/workflow/strata.rs``).
 
 Each partition reports its strata with their sizes (and, for merging, the observed count and
 sum of every chosen column); the planner adds them up here. The merge rule is the core's:
@@ -25,7 +25,7 @@ import numpy.typing as npt
 import pandas as pd
 
 SMALL_STRATA = ("error", "merge")
-"""Names accepted by ``small_strata=`` (DESIGN §8)."""
+"""Names accepted by ``small_strata=`` (docs/workflow.md#small-and-merged-strata)."""
 
 Float = npt.NDArray[np.float64]
 

@@ -1,4 +1,4 @@
-"""scikit-learn estimator around :func:`microagg.microaggregate` (DESIGN §5).
+"""scikit-learn estimator around :func:`microagg.microaggregate` (docs/api.md#scikit-learn).
 
 ``MicroAggregator`` is built on first use (this module's ``__getattr__``): with scikit-learn
 (≥ 1.6) installed it subclasses ``TransformerMixin`` and ``BaseEstimator``, so ``set_output``
@@ -47,9 +47,9 @@ class _MicroAggregator(ParamsMixin):
     k, method, standardize, dtype, n_jobs, seed
         As in :func:`microagg.microaggregate`.
     small_strata, aggregation, trim, missing, max_part
-        The workflow options of :func:`microagg.microaggregate` (DESIGN §8, §10). Strata
-        and sampling weights are per-record data, so they are arguments of ``fit``:
-        ``fit(X, by=strata, sample_weight=weights)``.
+        The workflow options of :func:`microagg.microaggregate` (docs/workflow.md,
+        docs/scaling.md#partitioned-runs). Strata and sampling weights are per-record data, so they
+        are arguments of ``fit``: ``fit(X, by=strata, sample_weight=weights)``.
     method_params : dict, optional
         Method-specific options (e.g. ``{"partial_sort": False}``).
 

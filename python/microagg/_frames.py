@@ -1,4 +1,4 @@
-"""DataFrames of any library, read and written through narwhals (DESIGN §5).
+"""DataFrames of any library, read and written through narwhals (docs/api.md#dataframes).
 
 pandas, polars, pyarrow (and every other eager frame narwhals knows: modin, cuDF, ...) are
 handled natively; any other object with the Arrow PyCapsule stream interface

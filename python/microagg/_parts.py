@@ -1,4 +1,5 @@
-"""Grouping one part of a partitioned run with the whole file's scaling (DESIGN §10).
+"""Grouping one part of a partitioned run with the whole file's scaling
+(docs/scaling.md#partitioned-runs).
 
 A partitioned run (``max_part``) groups every part in the units of the whole file (its
 per-attribute standard deviations), so that the parts' groups are comparable and a part
@@ -16,14 +17,14 @@ import numpy.typing as npt
 from ._api import microaggregate
 
 AGGREGATIONS = ("mean", "median", "trim", "onestep")
-"""Names accepted by ``aggregation=`` (DESIGN §8, sdcMicro's names)."""
+"""Names accepted by ``aggregation=`` (docs/workflow.md#aggregation, sdcMicro's names)."""
 
 MISSING = ("error", "fill", "keep")
-"""Names accepted by ``missing=`` (DESIGN §8)."""
+"""Names accepted by ``missing=`` (docs/workflow.md#missing-values)."""
 
 
 def workflow_options(*, weights: bool, aggregation: str, missing: str) -> dict[str, Any]:
-    """The DESIGN §8 options that differ from their defaults, checked, as keyword
+    """The workflow options (docs/workflow.md) that differ from their defaults, checked, as keyword
     arguments for :func:`microagg.microaggregate` (``weights`` only says whether there are
     weights: they are per-part data). Raises ``ValueError`` naming the argument for an
     unknown name, before any task runs."""

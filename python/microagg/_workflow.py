@@ -1,5 +1,5 @@
-"""Coercion of the disclosure-control workflow arguments (DESIGN §8): strata labels to integer
-codes, weights to float64, and the ``trim`` fraction. The Rust core checks the values
+"""Coercion of the disclosure-control workflow arguments (docs/workflow.md): strata labels to
+integer codes, weights to float64, and the ``trim`` fraction. The Rust core checks the values
 (sizes of strata, non-negative finite weights, aggregation names) and names the argument.
 """
 

@@ -1,4 +1,5 @@
-"""Anonymizing a Dask DataFrame: partitioned microaggregation past one machine (DESIGN §10).
+"""Anonymizing a Dask DataFrame: partitioned microaggregation past one machine
+(docs/scaling.md#the-dask-engine).
 
 Install with ``pip install "microagg[dask]"``. The result is lazy; computing it (or writing
 it with ``to_parquet``) runs the whole pipeline on the Dask cluster::
@@ -64,7 +65,7 @@ def anonymize(
     **method_params: Any,
 ) -> Any:
     """Return a lazy copy of the Dask DataFrame ``ddf`` whose ``columns`` are k-anonymously
-    microaggregated, part by part (DESIGN §10).
+    microaggregated, part by part (docs/scaling.md#the-dask-engine).
 
     Parameters
     ----------
@@ -89,9 +90,10 @@ def anonymize(
     max_part : int, default 100 000
         Largest part; at least ``2 * k``.
     weights : column name, optional
-        Non-negative record weights: a group releases its weighted aggregate (DESIGN §8).
+        Non-negative record weights: a group releases its weighted aggregate
+        (docs/workflow.md#weights).
     aggregation, missing : str
-        What a group releases and how missing values are handled (DESIGN §8).
+        What a group releases and how missing values are handled (docs/workflow.md#missing-values).
     standardize : bool, default True
         Scale every column by the whole frame's mean and population sd before cutting and
         grouping.

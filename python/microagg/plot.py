@@ -1,5 +1,5 @@
-"""The R-U map (DESIGN §9): disclosure risk against information loss, one labelled point per
-method × k, so a data steward can pick the release on the map. Needs matplotlib
+"""The R-U map (docs/assessment.md): disclosure risk against information loss, one labelled point
+per method × k, so a data steward can pick the release on the map. Needs matplotlib
 (``pip install "microagg[plot]"``)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Disclosure risk of a release (DESIGN §9): how easily an intruder who knows the original
-values finds a record in the released data.
+"""Disclosure risk of a release (docs/assessment.md#risk): how easily an intruder who knows the
+original values finds a record in the released data.
 
 - :func:`interval_disclosure`: sdcMicro's ``dRisk``, the share of records whose original
   values lie within p·sd of their released values.
@@ -131,8 +131,8 @@ def record_linkage(X: Any, Xm: Any, method: str = "nearest", *, n_jobs: int = 1)
     matched to their own release. Among several optimal matchings scipy's is taken. At most
     :data:`GLOBAL_MAX_RECORDS` records.
 
-    Missing values: distances are partial (DESIGN §8): the sum over the attributes observed
-    in both records, times d / their number; records with no attribute in common are
+    Missing values: distances are partial (docs/assessment.md#risk): the sum over the attributes
+    observed in both records, times d / their number; records with no attribute in common are
     infinitely far apart (``"global"`` then refuses the pair's cost and raises).
     """
     x, xm = as_pair(X, Xm)
@@ -178,8 +178,9 @@ def _global_linkage(z: F64, zm: F64) -> RecordLinkageResult:
 
 
 def _partial_squared_distances(a: F64, b: F64) -> F64:
-    """(len(a), len(b)) squared distances, partial where values are missing (DESIGN §8):
-    Σ over attributes observed in both, times d / their number; +inf when none."""
+    """(len(a), len(b)) squared distances, partial where values are missing
+    (docs/assessment.md#risk): Σ over attributes observed in both, times d / their number; +inf when
+    none."""
     d = a.shape[1]
     acc = np.zeros((a.shape[0], b.shape[0]))
     seen = np.zeros_like(acc)
@@ -195,8 +196,8 @@ def _partial_squared_distances(a: F64, b: F64) -> F64:
 def min_group_size(Xm: Any, by: Any = None) -> int:
     """Smallest number of released records sharing one row (the k the release achieves),
     rows compared within strata when ``by`` is given (one label per record, or an (n, m)
-    array of labels; see DESIGN §8). -0.0 equals 0.0 and NaN equals NaN (a cell left missing
-    is one value to an intruder)."""
+    array of labels; see docs/workflow.md#strata). -0.0 equals 0.0 and NaN equals NaN (a cell
+    left missing is one value to an intruder)."""
     xm = np.asarray(as_data_matrix(Xm, name="Xm")[0], dtype=np.float64)
     n = xm.shape[0]
     if xm.size == 0:

@@ -1,5 +1,5 @@
-"""Utility of a release (DESIGN §9): how much the released data ``Xm`` differs from the
-original ``X``.
+"""Utility of a release (docs/assessment.md#utility): how much the released data ``Xm`` differs from
+the original ``X``.
 
 - :func:`il1s` and :func:`eigen`: sdcMicro's ``dUtility`` measures, computed as its
   current code (5.8.1) computes them.

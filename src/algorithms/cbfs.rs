@@ -1,8 +1,8 @@
 //! CBFS, centroid-based fixed-size microaggregation (Laszlo & Mukherjee 2005; mhm paper
-//! §4.2.3, plain reading per DESIGN §4): while ≥ 2k records remain, the record farthest
-//! from the centroid of the remaining records and its k−1 nearest form a group; then the
-//! rest (k..2k−1 records) form the last group. One group per centroid, where MDAV forms
-//! two. O(n²·d/k) time, O(n·d) memory.
+//! §4.2.3, plain reading per docs/algorithms.md#cbfs-and-the-mhm-combinations): while ≥ 2k records
+//! remain, the record farthest from the centroid of the remaining records and its k−1 nearest form
+//! a group; then the rest (k..2k−1 records) form the last group. One group per centroid, where MDAV
+//! forms two. O(n²·d/k) time, O(n·d) memory.
 
 use super::remaining::Remaining;
 use crate::dataset::WorkingSet;

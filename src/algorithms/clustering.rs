@@ -3,12 +3,13 @@
 //! the dissolve test of a k-cluster, moves, and splits of clusters that grew to ≥ 2k.
 //!
 //! Cluster ids are never reused: new clusters (pieces of a split) get larger ids, which is
-//! the order ONA*'s phases visit them in (DESIGN §4). Records are addressed by their
-//! original id; their (standardized) values are kept row-major in f64 for random access.
+//! the order ONA*'s phases visit them in (docs/algorithms.md#ona-and-ona-star). Records are
+//! addressed by their original id; their (standardized) values are kept row-major in f64 for random
+//! access.
 //!
-//! With missing values (NaN cells, DESIGN §8) the statistics are those of the observed cells
-//! (`clusters.rs`) and the nearest centroid is searched by brute force over the clusters: the
-//! projection bound of [`CentroidIndex`] does not hold for partial distances.
+//! With missing values (NaN cells, docs/workflow.md#missing-values) the statistics are those of the
+//! observed cells (`clusters.rs`) and the nearest centroid is searched by brute force over the
+//! clusters: the projection bound of [`CentroidIndex`] does not hold for partial distances.
 
 use super::centroid_index::{CentroidIndex, principal_axis};
 use super::clusters::ClusterStats;

@@ -5,10 +5,10 @@
 //! SSE changes are exact identities: adding x to C (size m, centroid c) raises its SSE by
 //! m/(m+1)·‖x − c‖²; removing x lowers it by m/(m−1)·‖x − c‖².
 //!
-//! With missing values (NaN cells, DESIGN §8) each cluster also counts its observed values
-//! per attribute: centroids are means of the observed values, distances to a centroid are
-//! partial distances (`kernels_masked.rs`), and the SSE changes are the same identities
-//! taken attribute by attribute with that attribute's count (the SSE of observed cells).
+//! With missing values (NaN cells, docs/workflow.md#missing-values) each cluster also counts its
+//! observed values per attribute: centroids are means of the observed values, distances to a
+//! centroid are partial distances (`kernels_masked.rs`), and the SSE changes are the same
+//! identities taken attribute by attribute with that attribute's count (the SSE of observed cells).
 
 use crate::kernels_masked::partial_dist2_of;
 

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Smallest number of records where `IndexChoice::Auto` scans the compact copy: below it
-/// the remaining records fit the caches anyway (see `bench-results/mdav_large.md`).
+/// the remaining records fit the caches anyway (see `bench-results/mdav_scale.md`).
 pub const AUTO_MIN_N: usize = 20_000;
 
 /// Whether exact MDAV scans a compact copy (the `compact_scan` parameter): `Auto` on
@@ -91,8 +91,8 @@ impl<T: Float> CompactCopy<T> {
     /// in place, block by block, straight from the columns: no per-attribute code vectors
     /// and no interleaving pass. At 200 000 × 15 (f32, one thread) the scales and codes took
     /// 4.0–4.7 ms this way against 5.8 ms (fresh memory costs about 0.3 ms a megabyte in
-    /// page faults on this VM). (Session 10 wrote the rows on one thread: two threads
-    /// faulting fresh pages in at once then took 20–24 ms instead of 3 ms on a VM.)
+    /// page faults on this VM). Two threads faulting fresh pages in at once took 20–24 ms
+    /// instead of 3 ms on one VM; on another the parallel writes were faster.
     pub fn new(ws: &WorkingSet<T>, exec: Exec) -> Self {
         let (n, d) = (ws.n(), ws.d());
         let scales: Vec<Scale> = exec.map_indices(d, |j| Scale::of(ws.column(j)));
@@ -240,8 +240,8 @@ impl<T: Float> CompactCopy<T> {
     /// ⟨q, ŵ_r⟩ of every record of `blocks` blocks from block `first` into `outs[r]` (8 a
     /// block) for the `R` references' weights, stored as the scores read them: 16 at a
     /// time in f32 after the VNNI kernel ([`CompactQuery::scores_by_sixteen`]), else 8 (f64
-    /// reads 8 dots from half of a 16-wide store more slowly,
-    /// `bench-results/mdav_threads_rust.md`).
+    /// reads 8 dots from half of a 16-wide store more slowly; measured on the Xeon VM of
+    /// docs/performance.md#machines).
     #[inline(always)]
     fn dots<const R: usize>(
         &self,
@@ -435,10 +435,10 @@ fn dots_avx2_blocks<const G: usize>(codes: &[i8], pair_weights: &[i32], out: &mu
 /// fused); the two halves are added at the end. Ten vector instructions a block of 8
 /// records with 15 or 16 attributes instead of [`dots_avx2`]'s 24, the same integers:
 /// `vpdpwssd` wraps as `vpaddd` does, and no sum overflows. Exact MDAV at 200 000 × 15
-/// took 16–28% less time with it than with [`dots_avx2`] on an AVX-512 Xeon
-/// (`bench-results/mdav_threads_rust.md`). With `R` = 2 references it widens each load of
-/// codes once for both (the fused pass of one thread, `remaining.rs`): 0.72 against 0.98 ns
-/// a record for the two references' dots at 200 000 × 15 (medians of ten, session 22).
+/// took 16–28% less time with it than with [`dots_avx2`] on the AVX-512 Xeon VM of
+/// docs/performance.md#machines. With `R` = 2 references it widens each load of codes once
+/// for both (the fused pass of one thread, `remaining.rs`): 0.72 against 0.98 ns a record
+/// for the two references' dots at 200 000 × 15 (medians of ten).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 fn dots_vnni<const PAIRED: bool, const R: usize>(
@@ -528,7 +528,7 @@ fn dots_vnni_blocks<const G: usize, const PAIRED: bool, const R: usize>(
 /// paired stores (16 dots a store), the bands then read 16 scores that one store wrote:
 /// written 8 at a time they waited for two stores to reach the cache. Scans of 100 000 × 15
 /// took 3–8% less time this way, and exact MDAV at 200 000 × 15 on one thread 8–12% less
-/// (`bench-results/mdav_threads_rust.md`, session 22).
+/// (the Xeon VM of docs/performance.md#machines).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn scores_avx512(out: &mut [f32], h: &[f32], dots: &[i32], c0: f32, scale: f32) -> usize {
@@ -855,8 +855,8 @@ impl<T: Float> ScoreVisitor<T> for Band<T> {
         // An "or" of the comparisons, not the block's extreme compared to the limit: the
         // extreme folds its lanes one after the other (16 dependent min instructions a
         // block), the comparisons are independent. Scans of 100 000 × 15 f32 took 2–14%
-        // less time this way with one band, 13–14% with two
-        // (`bench-results/mdav_threads_rust.md`).
+        // less time this way with one band, 13–14% with two (the Xeon VM of
+        // docs/performance.md#machines).
         if !scores.iter().fold(false, |hit, &v| hit | (sign * v <= limit)) {
             return;
         }

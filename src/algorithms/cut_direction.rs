@@ -1,4 +1,4 @@
-//! How the Mondrian family picks the direction of a cut (DESIGN §4;
+//! How the Mondrian family picks the direction of a cut (docs/algorithms.md#mondrian;
 //! papers/scalable-microaggregation-ona-mona.txt §4): a [`PartSummary`] of the part's
 //! records, gathered record by record, names the [`Direction`] its [`CutRule`] prefers.
 //!
@@ -8,9 +8,9 @@
 //! of the part for any c, and with c near μ it loses only a few bits to cancellation, far
 //! below the 1e-9 tie tolerance.
 //!
-//! With missing values (NaN cells, DESIGN §8; the `MISSING` variants, chosen once per run) a
-//! range is over the observed values (min/max skip NaN), and in the sums a missing cell counts
-//! at the shift, i.e. at the parent part's mean: it adds no spread of its own.
+//! With missing values (NaN cells, docs/workflow.md#missing-values; the `MISSING` variants, chosen
+//! once per run) a range is over the observed values (min/max skip NaN), and in the sums a missing
+//! cell counts at the shift, i.e. at the parent part's mean: it adds no spread of its own.
 
 use crate::float::order_bits;
 
@@ -22,8 +22,8 @@ pub enum CutRule {
     /// Largest sum of squared deviations of a single attribute (Mondrian-V).
     Variance,
     /// Largest sum of squared deviations among single attributes and the unscaled pair
-    /// keys x_i ± x_j (Mondrian-V2D; DESIGN §4: no 1/√2 factor, which is the reading that
-    /// reproduces the published figures).
+    /// keys x_i ± x_j (Mondrian-V2D; docs/algorithms.md#mondrian: no 1/√2 factor, which is the
+    /// reading that reproduces the published figures).
     Variance2D,
     /// MONA-2D's cuts: as `Variance2D`, but a pair scores the scatter of the 45° projection
     /// (x_i + o·x_j)/√2, with o = +1 tried before o = −1. The ona-mona paper's MONA-2D
@@ -224,9 +224,9 @@ impl PartSummary {
     }
 
     /// The direction the rule picks: the best score, ties (within [`TIE`] relative) to the
-    /// first candidate in DESIGN §4's order: single attributes first, then pairs (i, j) in
-    /// lexicographic order, each with o = −1 before o = +1. A pair's score is the scatter
-    /// of its unscaled key, s_ii + s_jj + 2·o·s_ij.
+    /// first candidate in the order of docs/algorithms.md#mondrian: single attributes first, then
+    /// pairs (i, j) in lexicographic order, each with o = −1 before o = +1. A pair's score is the
+    /// scatter of its unscaled key, s_ii + s_jj + 2·o·s_ij.
     pub(crate) fn direction(&self) -> Direction {
         let d = self.d;
         let attr = Direction::Attribute;

@@ -1,5 +1,5 @@
 //! Maximum distance (MD; papers/data-oriented-microaggregation-mhm.txt §4.2.2, reading fixed
-//! in DESIGN §4).
+//! in docs/algorithms.md#md).
 //!
 //! While ≥ 2k records remain: (r, s) = the two mutually most distant remaining records, r
 //! the lower index; the two groups grow alternately, r taking its nearest free record, then
@@ -21,7 +21,7 @@
 //! pass over all records becomes a tree query, and so does the farthest partner, which the
 //! norm bound prunes poorly in d ≤ 3 (option `spatial_index`; `Auto` by [`auto_min_n`]).
 //!
-//! With missing values (NaN cells, DESIGN §8) distances are partial distances
+//! With missing values (NaN cells, docs/workflow.md#missing-values) distances are partial distances
 //! (`kernels_masked.rs`; +∞ between records without a common attribute) and the norms are
 //! over the observed cells; the partial distance is at most d·(‖x‖ + ‖y‖)², the bound used.
 

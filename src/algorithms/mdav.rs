@@ -1,5 +1,5 @@
-//! MDAV-generic (papers/f-mdav-fast-mdav.txt Alg. 1; DESIGN §4), implemented the F-MDAV way
-//! with each of the paper's five strategies switchable (§3.1–3.5; the fifth, single
+//! MDAV-generic (papers/f-mdav-fast-mdav.txt Alg. 1; docs/algorithms.md#mdav), implemented the
+//! F-MDAV way with each of the paper's five strategies switchable (§3.1–3.5; the fifth, single
 //! precision, is the choice of `T`).
 //!
 //! While ≥ 3k records remain: C = centroid of the remaining records; P = the remaining

@@ -1,4 +1,5 @@
-//! MDAV* and MDAV*+ (papers/scalable-microaggregation-ona-mona.txt Alg. 1; DESIGN §4).
+//! MDAV* and MDAV*+ (papers/scalable-microaggregation-ona-mona.txt Alg. 1;
+//! docs/algorithms.md#mdav-star).
 //!
 //! x̄ = the unassigned record farthest from the centroid of the **whole input** (fixed for
 //! the run); N1 = x̄ and its k−1 nearest unassigned records; ν = x̄'s nearest unassigned

@@ -1,4 +1,4 @@
-//! The microaggregation algorithms, one family per file (DESIGN §4).
+//! The microaggregation algorithms, one family per file (docs/algorithms.md#the-catalogue).
 
 pub mod cbfs;
 pub mod centroid_index;

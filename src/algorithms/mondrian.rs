@@ -1,6 +1,6 @@
 //! The Mondrian family (papers/scalable-microaggregation-ona-mona.txt §4, Algorithms 4–5;
-//! cut rules fixed in DESIGN §4): recursive median cuts in O(n·d·log n) expected time
-//! (O(n·d²·log n) for Mondrian-V2D, whose summaries are d × d) and O(n·d) memory (two copies
+//! cut rules fixed in docs/algorithms.md#mondrian): recursive median cuts in O(n·d·log n) expected
+//! time (O(n·d²·log n) for Mondrian-V2D, whose summaries are d × d) and O(n·d) memory (two copies
 //! of the data, ping-pong).
 //!
 //! A part is cut only if it has more than 2k records, so every group has k..2k records. To
@@ -17,11 +17,11 @@
 //! contiguous. The two halves of a cut are independent and run on the rayon pool; groups are
 //! labelled left to right, so the result does not depend on the thread count.
 //!
-//! Missing values (NaN cells, DESIGN §8): for its key, a record's missing cell counts at the
-//! column's observed mean (0 in the centered units); the row keeps the NaN. So a cut stays an
-//! exact median cut (⌊m/2⌋ records left, k..2k records per final part) and a record whose cut
-//! attribute is missing is placed in the middle of the column's order. The direction scores
-//! ignore missing cells (`cut_direction.rs`).
+//! Missing values (NaN cells, docs/workflow.md#missing-values): for its key, a record's missing
+//! cell counts at the column's observed mean (0 in the centered units); the row keeps the NaN. So a
+//! cut stays an exact median cut (⌊m/2⌋ records left, k..2k records per final part) and a record
+//! whose cut attribute is missing is placed in the middle of the column's order. The direction
+//! scores ignore missing cells (`cut_direction.rs`).
 
 pub use super::cut_direction::CutRule;
 use super::cut_direction::{Direction, PartSummary};
@@ -413,9 +413,9 @@ mod tests {
         assert_eq!(p.group_sizes(), vec![3, 4]);
     }
 
-    /// The rules as DESIGN §4 states them: stable-sort every part on its direction and
-    /// cut by position, children keeping the sorted order. Returns (ids part by part, in
-    /// each part's order; part sizes).
+    /// The rules as docs/algorithms.md#mondrian states them: stable-sort every part on its
+    /// direction and cut by position, children keeping the sorted order. Returns (ids part by part,
+    /// in each part's order; part sizes).
     fn by_stable_sorts(rows: &[f64], d: usize, k: usize, rule: CutRule) -> (Vec<u32>, Vec<usize>) {
         fn split(
             part: Vec<u32>,

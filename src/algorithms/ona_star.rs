@@ -1,5 +1,5 @@
 //! ONA* (papers/scalable-microaggregation-ona-mona.txt Alg. 3; phase order fixed in
-//! DESIGN §4, which decides the result).
+//! docs/algorithms.md#ona-and-ona-star, which decides the result).
 //!
 //! Start from MDAV* and split every cluster of ≥ 2k records with MDAV*+. Then rounds (at
 //! most `max_rounds`, stopping after a round without change):

@@ -1,15 +1,15 @@
 //! The unassigned records of a fixed-size algorithm (MDAV and its relatives), kept as a
-//! contiguous prefix `0..m` of the working set (DESIGN §3, "performance principles").
+//! contiguous prefix `0..m` of the working set (docs/performance.md#principles).
 //!
 //! When a group is formed its records are swapped to the end of the prefix and the prefix
 //! shrinks, so every scan is a straight pass over contiguous memory with no index
 //! indirection. Scans are fused with their consumers (argmax, selection of the nearest,
 //! candidates for the next seed), so no distance is ever written to memory.
 //!
-//! With missing values (a masked working set, DESIGN §8) every scan uses the partial-distance
-//! kernels of `kernels_masked.rs` whatever the metric (the algebraic trick needs one norm per
-//! record, which a partial distance does not have), and the centroid is the mean of the
-//! observed values per attribute. The choice is made once per scan; complete data runs the
+//! With missing values (a masked working set, docs/workflow.md#missing-values) every scan uses the
+//! partial-distance kernels of `kernels_masked.rs` whatever the metric (the algebraic trick needs
+//! one norm per record, which a partial distance does not have), and the centroid is the mean of
+//! the observed values per attribute. The choice is made once per scan; complete data runs the
 //! complete kernels unchanged.
 //!
 //! With a [`SpatialIndex`] (exact MDAV in low d, `spatial.rs`) the farthest and nearest
@@ -458,7 +458,7 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// The unassigned record farthest from `c`, the centroid of the unassigned records, by
     /// the pruned search of `order` when given (same result) or a streaming scan. Two records
     /// are always equidistant from their centroid: that exact tie goes to the lower id
-    /// (DESIGN §3) instead of to rounding noise.
+    /// (docs/architecture.md#the-cores-rules) instead of to rounding noise.
     pub fn farthest_from_centroid(
         &self,
         c: &[T],

@@ -5,8 +5,8 @@
 //! Exactness: the final comparison of every candidate is the score the scan compares
 //! ([`crate::kernels`]: ½‖x‖² − ⟨x, r⟩ from the stored half norm, or Σ(x − r)², in
 //! precision `T`, same operations in the same order), with the same tie rule (equal
-//! scores: lowest original id; DESIGN §3). Boxes only prune, by bounds of the score
-//! computed in f64 from the exact identity score = ½‖x − r‖² − ½‖r‖² (or ‖x − r‖²) and
+//! scores: lowest original id; docs/architecture.md#the-cores-rules). Boxes only prune, by bounds
+//! of the score computed in f64 from the exact identity score = ½‖x − r‖² − ½‖r‖² (or ‖x − r‖²) and
 //! widened by a rounding slack larger than the worst error of the computed score, so a
 //! record that could win or tie is never skipped and the partition is bit-for-bit the
 //! scan's.

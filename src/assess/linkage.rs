@@ -1,4 +1,4 @@
-//! Distance-based record linkage, nearest-record form (DESIGN §9).
+//! Distance-based record linkage, nearest-record form (docs/assessment.md#risk).
 //!
 //! Every original record is linked to its nearest released records (squared Euclidean
 //! distance of the rows as given; the caller scales them). When `t` released records tie at
@@ -13,8 +13,8 @@
 //! the same answer for every thread count.
 //!
 //! Missing values (NaN, left by `missing="keep"`): a table with any NaN is searched by brute
-//! force over the distinct rows with the partial distance of DESIGN §8 (the sum over the
-//! attributes observed in both rows, times d / their number; +∞ when there is none).
+//! force over the distinct rows with the partial distance of docs/assessment.md#risk (the sum over
+//! the attributes observed in both rows, times d / their number; +∞ when there is none).
 
 use super::distinct::{DistinctRows, row_major};
 use crate::error::{Error, Result};
@@ -55,8 +55,8 @@ impl NearestLinks {
     }
 }
 
-/// The partial squared distance of DESIGN §8: the sum over the attributes observed (not
-/// NaN) in both rows, scaled by d / their number; +∞ when no attribute is observed in both.
+/// The partial squared distance of docs/assessment.md#risk: the sum over the attributes observed
+/// (not NaN) in both rows, scaled by d / their number; +∞ when no attribute is observed in both.
 #[inline]
 pub fn partial_squared_distance<T: Float>(a: &[T], b: &[T]) -> T {
     let (mut acc, mut m) = (T::zero(), 0usize);

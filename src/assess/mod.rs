@@ -1,4 +1,4 @@
-//! Disclosure-risk measures of a release that need the core's speed (DESIGN §9).
+//! Disclosure-risk measures of a release that need the core's speed (docs/assessment.md#risk).
 //!
 //! The Python package computes the cheap measures (interval disclosure, IL1s, eigen, the
 //! per-attribute changes) with NumPy; what is quadratic in the naive form lives here:

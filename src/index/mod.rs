@@ -1,4 +1,5 @@
-//! Exact nearest-neighbour indexes over a fixed set of points (DESIGN §2 `src/index/`).
+//! Exact nearest-neighbour indexes over a fixed set of points
+//! (docs/architecture.md#layers-and-folders).
 //!
 //! Every index answers the same question, "which stored points are nearest to this query,
 //! all of them when several tie", and answers it **exactly**: the final comparison is always

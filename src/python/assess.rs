@@ -1,4 +1,4 @@
-//! Bindings of the assessment measures (DESIGN §9): nearest-record linkage.
+//! Bindings of the assessment measures (docs/assessment.md#risk): nearest-record linkage.
 
 use super::{run_detached, to_py_err};
 use crate::assess::link_nearest;

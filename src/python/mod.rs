@@ -165,7 +165,7 @@ fn evaluation_to_py(py: Python<'_>, e: Evaluation) -> Evaluated<'_> {
     (e.centroids.into_pyarray(py), e.sse, e.sst)
 }
 
-/// Microaggregates `x` inside the workflow of DESIGN §8 (strata codes `by` named by
+/// Microaggregates `x` inside the workflow of docs/workflow.md (strata codes `by` named by
 /// `by_names`, `small_strata`, `weights`, `aggregation`, `trim`); returns
 /// `(labels, n_groups, centroids, sse, sst, released, merges)`.
 #[pyfunction]

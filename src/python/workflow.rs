@@ -1,6 +1,6 @@
-//! The workflow arguments of `microaggregate_array` (DESIGN §8): strata codes and names,
-//! weights, `small_strata`, `aggregation`, `trim`, `max_part` (DESIGN §10) and the scale
-//! of a part's file, checked into a [`Workflow`].
+//! The workflow arguments of `microaggregate_array` (docs/workflow.md): strata codes and names,
+//! weights, `small_strata`, `aggregation`, `trim`, `max_part` (docs/scaling.md#partitioned-runs)
+//! and the scale of a part's file, checked into a [`Workflow`].
 
 use super::{to_py_err, to_u32};
 use crate::workflow::{Aggregation, SmallStrata, Strata, Workflow};

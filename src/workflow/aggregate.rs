@@ -1,4 +1,4 @@
-//! The value a group releases for one attribute (DESIGN §8 "Aggregation", sdcMicro's
+//! The value a group releases for one attribute (docs/workflow.md#aggregation, sdcMicro's
 //! `aggr` measures): it never changes the grouping, only what is published.
 //!
 //! Every measure works on the group's `(value, weight)` pairs of one attribute, so weights

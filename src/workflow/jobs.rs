@@ -1,5 +1,5 @@
-//! Independent jobs (DESIGN §8 "Layers"): every stratum is grouped on its own, and the
-//! pieces are assembled into one partition of the whole file with labels `0..g` (the groups
+//! Independent jobs (docs/architecture.md#the-pipeline): every stratum is grouped on its own, and
+//! the pieces are assembled into one partition of the whole file with labels `0..g` (the groups
 //! of the first stratum first, each stratum's groups in their order of creation).
 //!
 //! Threads: with `n_jobs ≠ 1` the jobs run as tasks of the call's one rayon pool, largest

@@ -1,11 +1,12 @@
-//! The disclosure-control workflow around the algorithms (DESIGN §8): strata, weights and the
-//! value each group releases. One module per step; the algorithms know nothing of them.
+//! The disclosure-control workflow around the algorithms (docs/workflow.md): strata, weights and
+//! the value each group releases. One module per step; the algorithms know nothing of them.
 //!
-//! [`crate::microaggregate()`] calls the steps in §8's order: validate (the data, the
-//! [`weights`]) → split into [`strata`] (merging undersized ones if asked) → group each
-//! stratum, or each part of at most `max_part` records ([`parts`]), with the method ([`jobs`],
-//! in parallel when threads are allowed) → aggregate each
-//! group ([`aggregate`], inside the evaluation) → assemble the result.
+//! [`crate::microaggregate()`] calls the steps in the order of
+//! docs/architecture.md#the-pipeline: validate (the data, the [`weights`]) → split into
+//! [`strata`] (merging undersized ones if asked) → group each stratum, or each part of at most
+//! `max_part` records ([`parts`]), with the method ([`jobs`], in parallel when threads are
+//! allowed) → aggregate each group ([`aggregate`], inside the evaluation) → assemble the
+//! result.
 
 pub mod aggregate;
 pub mod jobs;
@@ -16,8 +17,8 @@ pub mod weights;
 pub use aggregate::Aggregation;
 pub use strata::{Merge, SmallStrata, Strata};
 
-/// Everything DESIGN §8 adds around a method. The default is plain microaggregation: one
-/// stratum, unit weights, groups released as their means.
+/// Everything the workflow adds around a method (docs/workflow.md). The default is plain
+/// microaggregation: one stratum, unit weights, groups released as their means.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Workflow {
     /// Stratum of every record; no group crosses a stratum (`by=`).
@@ -29,7 +30,8 @@ pub struct Workflow {
     /// The value a group releases (`aggregation=`).
     pub aggregation: Aggregation,
     /// Cut every stratum into parts of at most this many records (Mondrian-V, ties by row
-    /// index; [`parts`]) and group each part on its own (`max_part=`, DESIGN §10; ≥ 2k).
+    /// index; [`parts`]) and group each part on its own (`max_part=`,
+    /// docs/scaling.md#partitioned-runs; ≥ 2k).
     pub max_part: Option<usize>,
     /// Divide attribute j by `scale[j]` instead of the data's own standard deviation: a
     /// part of a larger file grouped in that file's units (the Dask engine's parts).

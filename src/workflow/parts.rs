@@ -1,5 +1,6 @@
-//! Partitioned runs (DESIGN §10): Mondrian-V cuts until every part has at most `max_part`
-//! records, so that any method can then run on each part independently (MONA generalised).
+//! Partitioned runs (docs/scaling.md#partitioned-runs): Mondrian-V cuts until every part has at
+//! most `max_part` records, so that any method can then run on each part independently (MONA
+//! generalised).
 //!
 //! A part of m > `max_part` records is cut on the attribute with the largest sum of squared
 //! deviations of its standardized values (scores within a relative 1e-9 of the best are

@@ -1,4 +1,4 @@
-//! Strata (DESIGN §8 "Strata"): records of different strata (region, sex, ...) must never
+//! Strata (docs/workflow.md#strata): records of different strata (region, sex, ...) must never
 //! share a group. The records are split by stratum, each stratum is grouped on its own, and
 //! strata of fewer than k records are either refused (naming each) or merged into the
 //! nearest stratum by centroid, one at a time, until every stratum has k records or more.

@@ -1,4 +1,4 @@
-//! Sampling weights (DESIGN §8 "Weights"): one non-negative, finite weight per record, not
+//! Sampling weights (docs/workflow.md#weights): one non-negative, finite weight per record, not
 //! all zero. Groups are formed without them (k counts records); they weight each group's
 //! released value and the SSE/SST of the evaluation.
 

@@ -1,4 +1,5 @@
-"""``microagg anonymize --engine dask``: Parquet in, Parquet out, on a Dask cluster (DESIGN §10).
+"""``microagg anonymize --engine dask``: Parquet in, Parquet out, on a Dask cluster
+(docs/scaling.md#the-dask-engine).
 
 Registered by :mod:`.anonymize` on the ``anonymize`` subcommand; Dask is imported only
 when this engine runs.
