@@ -35,7 +35,8 @@ def test_sections_in_order_and_every_number_is_the_assessments(census: np.ndarra
     keys = {key for key, _, _ in cells.cells}
     for key, value, shown in cells.cells:
         check_cell(key, value, shown, resolve(key, d, candidates))
-    for key in ("min_group_size", "k_requested", "records_below_k", "il1s", "eigen", "information_loss",
+    for key in ("min_group_size", "k_requested", "records_below_k", "records_violating.5", "il1s",
+                "reidentification_risk_mean", "eigen", "information_loss",
                 "interval_disclosure", "record_linkage_rate", "record_linkage_global_rate", "candidates.2.k"):
         assert key in keys, key
     for j in range(d["n_attributes"]):
@@ -116,6 +117,8 @@ def test_class_sizes_count_equal_rows_within_strata() -> None:
     assert ma.risk.min_group_size(xm, by) == 1
     a = ma.assess(xm + 0.5, xm, by=by, k=2)
     assert a.class_size_records == ((1, 1), (2, 6)) and a.records_below_k == 1 and a.n_strata == 2
+    assert a.to_dict()["records_violating"] == {"2": 1, "3": 7}
+    assert a.reidentification_risk == (1.0, (1 + 6 / 2) / 7)
     assert a.missing_released == 2 and a.missing_original == 2
 
 
@@ -164,3 +167,10 @@ def test_global_linkage_on_request(census: np.ndarray) -> None:
     assert ma.assess(x, release).record_linkage_global is None
     a = ma.assess(x, release, global_linkage=True)
     assert a.to_dict()["record_linkage_global_rate"] == ma.risk.record_linkage(x, release, "global").rate
+
+
+def test_weights_are_stated(census: np.ndarray) -> None:
+    release = ma.microaggregate(census, 4).aggregated
+    weighted = ma.assess(census, release, weights=np.linspace(1, 2, len(census)))
+    assert weighted.to_dict()["weighted"] is True and "weighted by the survey weights" in weighted.to_html()
+    assert "unweighted" in ma.assess(census, release).to_html()

@@ -52,6 +52,8 @@ class Assessment:
         Per attribute, counts of the original and released values over shared bins.
     merges : tuple of microagg.StratumMerge
         The strata merged because they had fewer than k records, as the run reported them.
+    weighted : bool
+        Whether survey weights weighted the information loss and the moments.
     """
 
     n_records: int
@@ -73,6 +75,7 @@ class Assessment:
     record_linkage_global: Optional[risk.RecordLinkageResult] = None
     histograms: tuple[utility.AttributeHistogram, ...] = ()
     merges: tuple[StratumMerge, ...] = ()
+    weighted: bool = False
 
     @property
     def meets_k(self) -> Optional[bool]:
@@ -84,7 +87,20 @@ class Assessment:
         """Records in classes smaller than the requested k (None without ``k``)."""
         if self.k_requested is None:
             return None
-        return sum(r for size, r in self.class_size_records if size < self.k_requested)
+        return self.records_in_classes_below(self.k_requested)
+
+    def records_in_classes_below(self, j: int) -> int:
+        """Records in classes of fewer than ``j`` records: those violating j-anonymity, as
+        sdcMicro's report counts them for j = 2 and 3."""
+        return sum(r for size, r in self.class_size_records if size < j)
+
+    @property
+    def reidentification_risk(self) -> tuple[float, float]:
+        """(highest, average) prosecutor risk, as ARX reports it: a record in a class of s
+        records is re-identified with probability 1/s by an intruder who knows it is in
+        the file; the highest is 1/min_group_size, the average is over records."""
+        mean = sum(r / size for size, r in self.class_size_records) / self.n_records
+        return 1.0 / self.min_group_size, mean
 
     def to_dict(self) -> dict[str, Any]:
         """The scalar measures, then per-attribute lists, then the class sizes, histograms
@@ -109,6 +125,12 @@ class Assessment:
             "k_requested": self.k_requested,
             "meets_k": self.meets_k,
             "records_below_k": self.records_below_k,
+            "records_violating": {
+                str(j): self.records_in_classes_below(j)
+                for j in sorted({2, 3} | ({self.k_requested} if self.k_requested else set()))
+            },
+            "reidentification_risk_max": self.reidentification_risk[0],
+            "reidentification_risk_mean": self.reidentification_risk[1],
             "class_size_records": [list(pair) for pair in self.class_size_records],
             "n_strata": self.n_strata,
             "missing_original": self.missing_original,
@@ -123,6 +145,7 @@ class Assessment:
                 for h in self.histograms
             ],
             "merges": [{"stratum": m.stratum, "into": m.into, "size": m.size} for m in self.merges],
+            "weighted": self.weighted,
         }
 
     def to_html(
@@ -258,6 +281,7 @@ def assess(
         record_linkage_global=risk.record_linkage(x, xm, "global") if global_linkage else None,
         histograms=tuple(utility.histograms(x, xm)),
         merges=tuple(_as_merge(m) for m in merges),
+        weighted=w is not None,
     )
 
 

@@ -26,7 +26,7 @@ h3{margin-top:1.4rem}
 table{border-collapse:collapse;margin:.6rem 0 1rem;font-size:.92rem}
 caption{text-align:left;font-weight:bold;padding:.2rem 0}
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}
-thead th{background:#eef2f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
+thead th{background:#eef2f8}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.hash{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.8rem;word-break:break-all}
 .ok{color:#1d6b35;font-weight:bold}.miss{color:#b00020;font-weight:bold}
 #verdict{font-size:1.1rem;padding:.6rem .8rem;border-left:6px solid #888;background:#f5f5f5}

@@ -36,6 +36,8 @@ def summary(d: dict[str, Any]) -> str:
         [th("k achieved (smallest class)"), td(d["min_group_size"], "min_group_size"), td(k, "k_requested"), _verdict(d["meets_k"])],
         [th("records in classes below k"), td(d["records_below_k"], "records_below_k"), td(None if k is None else 0),
          _verdict(d["meets_k"])],
+        [th("re-identification risk, highest (1 / smallest class)"),
+         td(d["reidentification_risk_max"], "reidentification_risk_max", "pct"), td("-"), _verdict(None)],
         [th(f"interval disclosure (p = {d['p']:g})"), td(d["interval_disclosure"], "interval_disclosure", "pct"), td("-"), _verdict(None)],
         [th("record linkage, nearest"), td(d["record_linkage_rate"], "record_linkage_rate", "pct"), td("-"), _verdict(None)],
         [th("information loss (SSE/SST)"), td(d["information_loss"], "information_loss", "pct"), td("-"), _verdict(None)],
@@ -100,8 +102,15 @@ def privacy(d: dict[str, Any]) -> str:
     body += '<figure class="chart">' + bar_chart(
         len(dist), [("records", [r for _, r in dist])], [(i + 0.5, str(s)) for i, (s, _) in enumerate(dist)],
         title="Records by class size", x_label="class size") + "</figure>"
+    body += table(("j", "records in classes of fewer than j records"),
+                  ([th(j), td(r, f"records_violating.{j}", flag="miss" if r else "")] for j, r in d["records_violating"].items()),
+                  "Records violating j-anonymity")
     body += "<h3>Disclosure risk</h3>"
     risk_rows = [
+        [th("re-identification risk, highest: 1 / the smallest class (prosecutor model)"),
+         td(d["reidentification_risk_max"], "reidentification_risk_max", "pct")],
+        [th("re-identification risk, average over records of 1 / their class size"),
+         td(d["reidentification_risk_mean"], "reidentification_risk_mean", "pct")],
         [th(f"interval disclosure (p = {d['p']:g}): records whose every original value lies within p released sd"),
          td(d["interval_disclosure"], "interval_disclosure", "pct")],
         [th("record linkage, nearest: expected share of records linked to their own release"),
@@ -146,7 +155,8 @@ def numeric_attributes(d: dict[str, Any]) -> str:
             "max_correlation_change")
     rows = [[th(a), *(td(d[c][j], f"{c}.{j}") for c in cols)] for j, a in enumerate(d["attributes"])]
     out = table(("attribute", "mean, original", "mean, released", "mean change", "sd, original", "sd, released",
-                 "variance ratio", "largest correlation change"), rows, "Moments (weighted when weights were given)", "wide")
+                 "variance ratio", "largest correlation change"), rows,
+                f"Moments ({'weighted by the survey weights' if d['weighted'] else 'unweighted'}; sd with divisor n)", "wide")
     figures = []
     for a, h in zip(d["attributes"], d["histograms"]):
         edges = h["edges"]
