@@ -102,9 +102,9 @@ def render_report(
 def write_report(
     path: Any,
     assessment: "Assessment",
-    *,
     provenance: Optional[dict[str, Any]] = None,
     candidates: Optional[Sequence[dict[str, Any]]] = None,
+    *,
     title: Optional[str] = None,
 ) -> str:
     """Write the release report (:func:`render_report`) to ``path`` as UTF-8 and return its
