@@ -12,7 +12,7 @@ float32 or float64) with the GIL released.
 True
 """
 
-from . import datasets, incremental, plot, risk, utility
+from . import datasets, incremental, plot, report, risk, utility
 from ._api import (
     METHODS,
     MicroaggregationResult,
@@ -49,6 +49,7 @@ __all__ = [
     "is_k_anonymous",
     "microaggregate",
     "plot",
+    "report",
     "risk",
     "sse",
     "utility",

@@ -1,16 +1,17 @@
-"""``microagg.assess``: every risk and utility measure of a release in one object
-(docs/assessment.md)."""
+"""``microagg.assess``: every risk and utility measure of a release in one object, what a
+release report (:mod:`microagg.report`) is written from."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
 from . import risk, utility
 from ._assess_input import as_pair, as_weights, strata_codes
-from ._validation import check_int
+from ._validation import check_bool, check_int
+from ._workflow import StratumMerge
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,23 @@ class Assessment:
         Smallest number of released records sharing a row (within strata given ``by``).
     changes : microagg.utility.AttributeChanges
         Per-attribute means, variances and correlations before and after.
+    k_requested : int or None
+        The k the release was asked to meet (``k=`` of :func:`assess`).
+    class_size_records : tuple of (size, records)
+        For every class size present, the number of records in classes of that size
+        (:func:`microagg.risk.class_sizes`), ascending by size.
+    n_strata : int or None
+        Strata the classes were counted within (``by``).
+    missing_original, missing_released : int
+        Missing cells of each file.
+    record_linkage_global : microagg.risk.RecordLinkageResult or None
+        One-to-one record linkage (``global_linkage=True``).
+    histograms : tuple of microagg.utility.AttributeHistogram
+        Per attribute, counts of the original and released values over shared bins.
+    merges : tuple of microagg.StratumMerge
+        The strata merged because they had fewer than k records, as the run reported them.
+    weighted : bool
+        Whether survey weights weighted the information loss and the moments.
     """
 
     n_records: int
@@ -49,10 +67,46 @@ class Assessment:
     record_linkage: risk.RecordLinkageResult
     min_group_size: int
     changes: utility.AttributeChanges
+    k_requested: Optional[int] = None
+    class_size_records: tuple[tuple[int, int], ...] = ()
+    n_strata: Optional[int] = None
+    missing_original: int = 0
+    missing_released: int = 0
+    record_linkage_global: Optional[risk.RecordLinkageResult] = None
+    histograms: tuple[utility.AttributeHistogram, ...] = ()
+    merges: tuple[StratumMerge, ...] = ()
+    weighted: bool = False
+
+    @property
+    def meets_k(self) -> Optional[bool]:
+        """Whether every class has at least the requested k records (None without ``k``)."""
+        return None if self.k_requested is None else self.min_group_size >= self.k_requested
+
+    @property
+    def records_below_k(self) -> Optional[int]:
+        """Records in classes smaller than the requested k (None without ``k``)."""
+        if self.k_requested is None:
+            return None
+        return self.records_in_classes_below(self.k_requested)
+
+    def records_in_classes_below(self, j: int) -> int:
+        """Records in classes of fewer than ``j`` records: those violating j-anonymity, as
+        sdcMicro's report counts them for j = 2 and 3."""
+        return sum(r for size, r in self.class_size_records if size < j)
+
+    @property
+    def reidentification_risk(self) -> tuple[float, float]:
+        """(highest, average) prosecutor risk, as ARX reports it: a record in a class of s
+        records is re-identified with probability 1/s by an intruder who knows it is in
+        the file; the highest is 1/min_group_size, the average is over records."""
+        mean = sum(r / size for size, r in self.class_size_records) / self.n_records
+        return 1.0 / self.min_group_size, mean
 
     def to_dict(self) -> dict[str, Any]:
-        """The scalar measures, then per-attribute lists (JSON-friendly Python values)."""
+        """The scalar measures, then per-attribute lists, then the class sizes, histograms
+        and merges (JSON-friendly Python values; None where a measure was not asked for)."""
         c = self.changes
+        g = self.record_linkage_global
         return {
             "n_records": self.n_records,
             "n_attributes": self.n_attributes,
@@ -67,7 +121,50 @@ class Assessment:
             "mean_change": c.mean_change.tolist(),
             "variance_ratio": c.variance_ratio.tolist(),
             "max_correlation_change": c.max_correlation_change.tolist(),
+            "p": self.p,
+            "k_requested": self.k_requested,
+            "meets_k": self.meets_k,
+            "records_below_k": self.records_below_k,
+            "records_violating": {
+                str(j): self.records_in_classes_below(j)
+                for j in sorted({2, 3} | ({self.k_requested} if self.k_requested else set()))
+            },
+            "reidentification_risk_max": self.reidentification_risk[0],
+            "reidentification_risk_mean": self.reidentification_risk[1],
+            "class_size_records": [list(pair) for pair in self.class_size_records],
+            "n_strata": self.n_strata,
+            "missing_original": self.missing_original,
+            "missing_released": self.missing_released,
+            "record_linkage_global_rate": None if g is None else g.rate,
+            "mean_original": c.mean_original.tolist(),
+            "mean_released": c.mean_released.tolist(),
+            "sd_original": np.sqrt(c.variance_original).tolist(),
+            "sd_released": np.sqrt(c.variance_released).tolist(),
+            "histograms": [
+                {"edges": h.edges.tolist(), "original": h.original.tolist(), "released": h.released.tolist()}
+                for h in self.histograms
+            ],
+            "merges": [{"stratum": m.stratum, "into": m.into, "size": m.size} for m in self.merges],
+            "weighted": self.weighted,
         }
+
+    def to_html(
+        self,
+        path: Any = None,
+        *,
+        provenance: Optional[dict[str, Any]] = None,
+        candidates: Optional[Sequence[dict[str, Any]]] = None,
+        title: Optional[str] = None,
+    ) -> str:
+        """The release report: one self-contained HTML page for a disclosure review board
+        (summary, provenance, privacy, utility, the R-U map of ``candidates``), holding
+        aggregates only, never a record's value. Written to ``path`` when given; the HTML
+        text is returned either way. See :func:`microagg.report.write_report`."""
+        from .report import render_report, write_report
+
+        if path is None:
+            return render_report(self, provenance=provenance, candidates=candidates, title=title)
+        return write_report(path, self, provenance=provenance, candidates=candidates, title=title)
 
     def to_frame(self) -> Any:
         """The per-attribute table as a pandas DataFrame (needs pandas), one row per attribute:
@@ -115,8 +212,14 @@ def assess(
     weights: Any = None,
     p: float = 0.05,
     n_jobs: int = 1,
+    columns: Optional[Sequence[str]] = None,
+    k: Optional[int] = None,
+    global_linkage: bool = False,
+    merges: Iterable[Any] = (),
 ) -> Assessment:
-    """Every risk and utility measure of the release ``Xm`` of ``X`` (docs/assessment.md).
+    """Every risk and utility measure of the release ``Xm`` of ``X``: sdcMicro's ``dRisk``
+    and ``dUtility`` measures, record linkage, the class sizes of k-anonymity and the
+    per-attribute changes.
 
     Parameters
     ----------
@@ -134,25 +237,81 @@ def assess(
         Interval width of :func:`microagg.risk.interval_disclosure`.
     n_jobs : int, default 1
         Threads of the record-linkage search (same answer for every value).
+    columns : sequence of str, optional
+        The key: the columns taken from DataFrames ``X`` and ``Xm`` by name, or the names of
+        the columns of arrays (one per column).
+    k : int, optional
+        The k the release is meant to meet: the assessment then says whether it does and
+        how many records are in smaller classes.
+    global_linkage : bool, default False
+        Also run the one-to-one record linkage (needs scipy; at most
+        :data:`microagg.risk.GLOBAL_MAX_RECORDS` records; O(n³) time).
+    merges : iterable of microagg.StratumMerge
+        The strata merges of the run (``result.merges``), shown in the release report.
     """
+    names = _key_names(columns)
+    if names is not None and hasattr(X, "columns"):
+        X, Xm = _select(X, names, "X"), _select(Xm, names, "Xm")
     x, xm = as_pair(X, Xm)
     n, d = x.shape
     w = as_weights(weights, n)
     strata = strata_codes(by, n)
     n_jobs = check_int(n_jobs, "n_jobs")
+    if k is not None:
+        k = check_int(k, "k", minimum=2)
+    global_linkage = check_bool(global_linkage, "global_linkage")
+    sizes, records = np.unique(risk.class_sizes(xm, strata), return_counts=True)
     return Assessment(
         n_records=n,
         n_attributes=d,
-        attributes=_attribute_names(X, d),
+        attributes=_attribute_names(X, d) if names is None else _named(names, d),
         information_loss=utility.information_loss(x, xm, w),
         il1s=utility.il1s(x, xm),
         eigen=utility.eigen(x, xm),
         interval_disclosure=risk.interval_disclosure(x, xm, p),
         p=float(p),
         record_linkage=risk.record_linkage(x, xm, n_jobs=n_jobs),
-        min_group_size=risk.min_group_size(xm, strata),
+        min_group_size=int(sizes[0]),
         changes=utility.attribute_changes(x, xm, w),
+        k_requested=k,
+        class_size_records=tuple((int(s), int(r)) for s, r in zip(sizes, records)),
+        n_strata=None if strata is None else int(strata.max()) + 1,
+        missing_original=int(np.isnan(x).sum()),
+        missing_released=int(np.isnan(xm).sum()),
+        record_linkage_global=risk.record_linkage(x, xm, "global") if global_linkage else None,
+        histograms=tuple(utility.histograms(x, xm)),
+        merges=tuple(_as_merge(m) for m in merges),
+        weighted=w is not None,
     )
+
+
+def _key_names(columns: Optional[Sequence[str]]) -> Optional[list[str]]:
+    if columns is None:
+        return None
+    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+        raise TypeError(f"columns must be a sequence of column names (str), got {columns!r}")
+    return list(columns)
+
+
+def _select(frame: Any, names: list[str], which: str) -> Any:
+    absent = [c for c in names if c not in list(frame.columns)]
+    if absent:
+        raise ValueError(f"columns {absent} are not columns of {which}")
+    return frame[names]
+
+
+def _named(names: list[str], d: int) -> tuple[str, ...]:
+    if len(names) != d:
+        raise ValueError(f"columns names {len(names)} columns, the data has {d}")
+    return tuple(names)
+
+
+def _as_merge(m: Any) -> StratumMerge:
+    try:
+        stratum, into, size = m
+    except (TypeError, ValueError):
+        raise TypeError(f"merges must hold (stratum, into, size) entries such as result.merges, got {m!r}") from None
+    return StratumMerge(stratum, into, check_int(size, "merges size", minimum=1))
 
 
 def _attribute_names(X: Any, d: int) -> tuple[str, ...]:

@@ -6,8 +6,9 @@ original values finds a record in the released data.
 - :func:`record_linkage`: distance-based record linkage, to the nearest released records
   (exact, with ties, through an index in the Rust core) or as the one-to-one matching of
   minimum total distance (GDBRL, as sdcMicro's ``recordLinkage``).
-- :func:`min_group_size`: the smallest number of released records sharing one row (the k
-  of k-anonymity), within strata.
+- :func:`class_sizes`: for each record, the number of released records in its class (the
+  records that share its released row, within strata).
+- :func:`min_group_size`: the smallest class (the k of k-anonymity the release achieves).
 
 ``X`` is the original, ``Xm`` the release, both (n, d) with record i released as row i of
 ``Xm``. NaN (a missing value, as ``missing="keep"`` leaves it) is allowed in both; each
@@ -31,6 +32,7 @@ from ._validation import as_data_matrix, check_int, check_str
 __all__ = [
     "GLOBAL_MAX_RECORDS",
     "RecordLinkageResult",
+    "class_sizes",
     "interval_disclosure",
     "min_group_size",
     "record_linkage",
@@ -193,11 +195,15 @@ def _partial_squared_distances(a: F64, b: F64) -> F64:
         return np.where(seen > 0, acc * (d / np.maximum(seen, 1)), np.inf)
 
 
-def min_group_size(Xm: Any, by: Any = None) -> int:
-    """Smallest number of released records sharing one row (the k the release achieves),
-    rows compared within strata when ``by`` is given (one label per record, or an (n, m)
-    array of labels; see docs/workflow.md#strata). -0.0 equals 0.0 and NaN equals NaN (a cell
-    left missing is one value to an intruder)."""
+def class_sizes(Xm: Any, by: Any = None) -> npt.NDArray[np.int64]:
+    """For each record, the size of its class: the number of released records that share
+    its row (itself included), rows compared within strata when ``by`` is given (one label
+    per record, or an (n, m) array of labels combined per record). -0.0 equals 0.0 and NaN equals
+    NaN (a cell left missing is one value to an intruder).
+
+    Records in classes below k are the ones a k-anonymity check flags; their distribution
+    (``np.unique(class_sizes(Xm), return_counts=True)``) is what a release report shows.
+    """
     xm = np.asarray(as_data_matrix(Xm, name="Xm")[0], dtype=np.float64)
     n = xm.shape[0]
     if xm.size == 0:
@@ -207,8 +213,14 @@ def min_group_size(Xm: Any, by: Any = None) -> int:
     if codes is not None:
         key = np.column_stack([codes.astype(np.float64), key])
     rows = np.ascontiguousarray(key).view(np.dtype((np.void, key.dtype.itemsize * key.shape[1])))
-    _, counts = np.unique(rows.reshape(-1), return_counts=True)
-    return int(counts.min())
+    _, inverse, counts = np.unique(rows.reshape(-1), return_inverse=True, return_counts=True)
+    return np.asarray(counts[inverse.reshape(-1)], dtype=np.int64)
+
+
+def min_group_size(Xm: Any, by: Any = None) -> int:
+    """Smallest class of the release (the k it achieves): the minimum of
+    :func:`class_sizes`, with the same ``by`` and the same rule for equal rows."""
+    return int(class_sizes(Xm, by).min())
 
 
 def _positive(value: Any, name: str) -> float:

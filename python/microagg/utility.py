@@ -6,6 +6,7 @@ the original ``X``.
 - :func:`information_loss`: microagg's SSE/SST of the release, on the standardized data.
 - :func:`attribute_changes`: per-attribute means, variances and correlations before and
   after.
+- :func:`histograms`: per-attribute counts of the original and the release over shared bins.
 
 NaN (a missing value, as ``missing="keep"`` leaves it) is allowed in both files; each
 function says how it treats it.
@@ -13,15 +14,25 @@ function says how it treats it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
+import numpy.typing as npt
 
 from ._assess_input import F64, as_pair, as_weights, pairwise_moments, population_scale, sample_sd
-from ._validation import check_bool
+from ._validation import check_bool, check_int
 
-__all__ = ["AttributeChanges", "attribute_changes", "eigen", "il1s", "information_loss"]
+__all__ = [
+    "AttributeChanges",
+    "AttributeHistogram",
+    "attribute_changes",
+    "eigen",
+    "histograms",
+    "il1s",
+    "information_loss",
+]
 
 
 def il1s(X: Any, Xm: Any, *, average: bool = False) -> float:
@@ -161,3 +172,52 @@ def attribute_changes(X: Any, Xm: Any, weights: Any = None) -> AttributeChanges:
         stats.append((mean, var, corr))
     (m1, v1, c1), (m2, v2, c2) = stats
     return AttributeChanges(m1, m2, v1, v2, c1, c2)
+
+
+@dataclass(frozen=True)
+class AttributeHistogram:
+    """Counts of one attribute's observed values in the original and the release over the
+    same bins, ``edges[i] <= value < edges[i + 1]`` (the last bin closed).
+
+    The edges are round numbers (multiples of a step of 1, 2, 2.5 or 5 times a power of
+    ten) reaching past the data on both sides, so they show neither the smallest nor the
+    largest value of either file: the histogram holds counts, no record's value.
+    """
+
+    edges: F64
+    original: npt.NDArray[np.int64]
+    released: npt.NDArray[np.int64]
+
+
+def histograms(X: Any, Xm: Any, bins: int = 20) -> list[AttributeHistogram]:
+    """One :class:`AttributeHistogram` per attribute, about ``bins`` bins wide (at most
+    ``bins + 2`` once the edges are rounded outwards). Missing values are not counted; an
+    attribute with no observed value gets one empty bin [0, 1]. Counts are of records,
+    unweighted."""
+    x, xm = as_pair(X, Xm)
+    bins = check_int(bins, "bins", minimum=1)
+    out = []
+    for j in range(x.shape[1]):
+        values = np.concatenate([x[:, j], xm[:, j]])
+        edges = _round_edges(values[~np.isnan(values)], bins)
+        counts = [np.histogram(a[~np.isnan(a)], bins=edges)[0].astype(np.int64) for a in (x[:, j], xm[:, j])]
+        out.append(AttributeHistogram(edges, counts[0], counts[1]))
+    return out
+
+
+def _round_edges(values: F64, bins: int) -> F64:
+    """Edges k·step for consecutive integers k covering ``values``, step the smallest round
+    number (1, 2, 2.5, 5 × 10^e) giving at most ``bins`` bins over their range."""
+    if values.size == 0:
+        return np.array([0.0, 1.0])
+    lo, hi = float(values.min()), float(values.max())
+    span = hi - lo if hi > lo else max(abs(lo), 1.0)
+    raw = span / bins
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * power >= raw * (1 - 1e-12))
+    first, last = math.floor(lo / step), math.ceil(hi / step)
+    if first * step >= lo:  # outwards on both sides, even where a value is a multiple of step
+        first -= 1
+    if last * step <= hi:
+        last += 1
+    return np.arange(first, last + 1, dtype=np.float64) * step

@@ -1,0 +1,193 @@
+"""The sections of the release report, in the order a review board reads them: summary,
+provenance, privacy, utility, and the R-U map when candidates were compared. Each builder
+takes the assessment's ``to_dict()`` (``d``) and returns one ``<section>``; every figure
+shown is an aggregate (a measure, a count, a mean), never a record's value."""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from ._html import esc, p, section, table, td, th
+from ._svg import bar_chart, label, scatter_chart
+
+RISKS = (("record_linkage_rate", "record linkage (nearest)"), ("interval_disclosure", "interval disclosure"))
+"""Risk measures an R-U map can plot, as ``Assessment.to_dict()`` names them."""
+
+
+def _verdict(ok: Optional[bool]) -> str:
+    if ok is None:
+        return "<td>no request</td>"
+    return '<td class="ok">meets</td>' if ok else '<td class="miss">MISSES</td>'
+
+
+def summary(d: dict[str, Any]) -> str:
+    """k requested and achieved over the whole key, the records in classes below k, and the
+    headline risk and utility figures, each marked against the request where there is one."""
+    k, within = d["k_requested"], "" if d["n_strata"] is None else f" within {d['n_strata']} strata"
+    if k is None:
+        lead = (f"No k was requested. Every record shares its key values{within} with at least "
+                f"{d['min_group_size']} released records (itself included).")
+    elif d["meets_k"]:
+        lead = f"The release MEETS k = {k}: every record is in a class of at least {k} records over the whole key{within}."
+    else:
+        lead = (f"The release MISSES k = {k}: {d['records_below_k']} of {d['n_records']} records are in classes "
+                f"of fewer than {k} records over the whole key{within} (smallest class: {d['min_group_size']}).")
+    rows = [
+        [th("k achieved (smallest class)"), td(d["min_group_size"], "min_group_size"), td(k, "k_requested"), _verdict(d["meets_k"])],
+        [th("records in classes below k"), td(d["records_below_k"], "records_below_k"), td(None if k is None else 0),
+         _verdict(d["meets_k"])],
+        [th("re-identification risk, highest (1 / smallest class)"),
+         td(d["reidentification_risk_max"], "reidentification_risk_max", "pct"), td("-"), _verdict(None)],
+        [th(f"interval disclosure (p = {d['p']:g})"), td(d["interval_disclosure"], "interval_disclosure", "pct"), td("-"), _verdict(None)],
+        [th("record linkage, nearest"), td(d["record_linkage_rate"], "record_linkage_rate", "pct"), td("-"), _verdict(None)],
+        [th("information loss (SSE/SST)"), td(d["information_loss"], "information_loss", "pct"), td("-"), _verdict(None)],
+        [th("IL1s"), td(d["il1s"], "il1s"), td("-"), _verdict(None)],
+        [th("eigen"), td(d["eigen"], "eigen"), td("-"), _verdict(None)],
+    ]
+    verdict_class = "" if k is None else (' class="ok"' if d["meets_k"] else ' class="miss"')
+    body = f'<p id="verdict"{verdict_class}>{esc(lead)}</p>'
+    body += p(f"{d['n_records']:,} records, {d['n_attributes']} key attributes: {', '.join(d['attributes'])}.")
+    body += table(("measure", "value", "requested", "verdict"), rows, "Headline figures")
+    return section("summary", "Summary", body)
+
+
+def provenance(d: dict[str, Any], prov: dict[str, Any]) -> str:
+    """Files (name, size, SHA-256), records and attributes, date, version, the key with its
+    types and every parameter of the run, as the caller recorded them in ``prov``."""
+    files = [(role, prov[role]) for role in ("original", "released") if prov.get(role)]
+    body = ""
+    if files:
+        rows = [[th(role), td(f.get("name", "")), td(f.get("size")), f'<td class="hash">{esc(f.get("sha256", ""))}</td>']
+                for role, f in files]
+        body += table(("file", "name", "size (bytes)", "SHA-256"), rows, "Files")
+    else:
+        body += p("No file was named: the assessment was made from data in memory.")
+    run = [("records", d["n_records"]), ("key attributes", d["n_attributes"])]
+    run += [(k, v) for k, v in prov.items() if k not in ("original", "released", "key", "parameters")]
+    body += table(("", "value"), ([th(k), td(v)] for k, v in run), "Run")
+    key = prov.get("key") or {a: "numeric" for a in d["attributes"]}
+    body += table(("key attribute", "type"), ([th(a), td(t)] for a, t in key.items()), "Key (quasi-identifiers)")
+    params = prov.get("parameters")
+    if params:
+        body += table(("parameter", "value"), ([th(k), td(_param(v))] for k, v in params.items()), "Parameters")
+    else:
+        body += p("No parameters of a run were given.")
+    return section("provenance", "Provenance", body)
+
+
+def _param(value: Any) -> Any:
+    """A parameter as the table shows it: None as "none", sequences joined by commas."""
+    if value is None:
+        return "none"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return value
+
+
+def privacy(d: dict[str, Any]) -> str:
+    """Class sizes over the whole key, interval disclosure, record linkage and strata merges."""
+    k = d["k_requested"]
+    dist = d["class_size_records"]
+    rows = []
+    for i, (size, records) in enumerate(dist):
+        flag = "miss" if k is not None and size < k else ""
+        rows.append([th(size), td(records, f"class_size_records.{i}.1", flag=flag),
+                     td(records / d["n_records"], style="pct", flag=flag)])
+    within = "" if d["n_strata"] is None else f", within {d['n_strata']} strata"
+    body = "<h3>Class sizes over the whole key</h3>"
+    body += p(f"A record's class is the set of released records that share its values on every key attribute"
+              f"{within} (as microagg.risk.class_sizes counts them). Missing cells: {d['missing_original']:,} in the "
+              f"original, {d['missing_released']:,} in the release.")
+    body += table(("class size", "records", "share of records"), rows, "Records by the size of their class")
+    body += '<figure class="chart">' + bar_chart(
+        len(dist), [("records", [r for _, r in dist])], [(i + 0.5, str(s)) for i, (s, _) in enumerate(dist)],
+        title="Records by class size", x_label="class size") + "</figure>"
+    body += table(("j", "records in classes of fewer than j records"),
+                  ([th(j), td(r, f"records_violating.{j}", flag="miss" if r else "")] for j, r in d["records_violating"].items()),
+                  "Records violating j-anonymity")
+    body += "<h3>Disclosure risk</h3>"
+    risk_rows = [
+        [th("re-identification risk, highest: 1 / the smallest class (prosecutor model)"),
+         td(d["reidentification_risk_max"], "reidentification_risk_max", "pct")],
+        [th("re-identification risk, average over records of 1 / their class size"),
+         td(d["reidentification_risk_mean"], "reidentification_risk_mean", "pct")],
+        [th(f"interval disclosure (p = {d['p']:g}): records whose every original value lies within p released sd"),
+         td(d["interval_disclosure"], "interval_disclosure", "pct")],
+        [th("record linkage, nearest: expected share of records linked to their own release"),
+         td(d["record_linkage_rate"], "record_linkage_rate", "pct")],
+        [th("record linkage, nearest: expected number of correct links"),
+         td(d["record_linkage_expected_correct"], "record_linkage_expected_correct")],
+        [th("record linkage, global (one-to-one matching of least total distance)"),
+         td(d["record_linkage_global_rate"], "record_linkage_global_rate", "pct")],
+    ]
+    body += table(("measure", "value"), risk_rows)
+    body += "<h3>Strata</h3>"
+    if d["n_strata"] is None:
+        body += p("No strata: classes are counted over the whole file.")
+    else:
+        body += p(f"{d['n_strata']} strata as published.")
+    if d["merges"]:
+        body += table(("stratum", "merged into", "records"),
+                      ([td(m["stratum"]), td(m["into"]), td(m["size"], f"merges.{i}.size")] for i, m in enumerate(d["merges"])),
+                      "Strata merged for having fewer than k records")
+    else:
+        body += p("No stratum was merged.")
+    return section("privacy", "Privacy", body)
+
+
+def utility(d: dict[str, Any]) -> str:
+    """IL, IL1s and eigen, then per numeric attribute its moments and histograms."""
+    rows = [
+        [th("information loss: SSE/SST on the standardized key"), td(d["information_loss"], "information_loss", "pct")],
+        [th("IL1s (sdcMicro dUtility): sum of |x - x'| / (sqrt 2 sd)"), td(d["il1s"], "il1s")],
+        [th("eigen (sdcMicro dUtility): relative change of the correlation eigenvalues"), td(d["eigen"], "eigen")],
+    ]
+    body = table(("measure", "value"), rows, "Overall")
+    body += "<h3>Numeric attributes</h3>"
+    body += numeric_attributes(d)
+    return section("utility", "Utility", body)
+
+
+def numeric_attributes(d: dict[str, Any]) -> str:
+    """Per numeric attribute: mean and sd before and after, variance ratio, largest
+    correlation change; then one original-vs-released histogram each."""
+    cols = ("mean_original", "mean_released", "mean_change", "sd_original", "sd_released", "variance_ratio",
+            "max_correlation_change")
+    rows = [[th(a), *(td(d[c][j], f"{c}.{j}") for c in cols)] for j, a in enumerate(d["attributes"])]
+    out = table(("attribute", "mean, original", "mean, released", "mean change", "sd, original", "sd, released",
+                 "variance ratio", "largest correlation change"), rows,
+                f"Moments ({'weighted by the survey weights' if d['weighted'] else 'unweighted'}; sd with divisor n)", "wide")
+    figures = []
+    for a, h in zip(d["attributes"], d["histograms"]):
+        edges = h["edges"]
+        every = -(-(len(edges) - 1) // 5)  # about five labelled edges
+        ticks = [(float(i), label(e)) for i, e in enumerate(edges) if i % every == 0]
+        figures.append('<figure class="chart">' + bar_chart(
+            len(edges) - 1, [("original", h["original"]), ("released", h["released"])], ticks,
+            title=a, x_label=a) + "</figure>")
+    out += p("Histograms: records per bin of the original and the release, over shared bins with round edges.")
+    return out + '<div class="grid">' + "".join(figures) + "</div>"
+
+
+def ru_map(candidates: Sequence[dict[str, Any]]) -> str:
+    """The R-U map of the candidates compared: each risk against the information loss, one
+    labelled point per method and k, and their table."""
+    figures = []
+    for key, name in RISKS:
+        if all(key in c for c in candidates):
+            methods = list(dict.fromkeys(str(c["method"]) for c in candidates))
+            series = [(m, sorted((100 * float(c["information_loss"]), 100 * float(c[key]), f"k={c['k']}")
+                                 for c in candidates if str(c["method"]) == m)) for m in methods]
+            figures.append('<figure class="chart">' + scatter_chart(
+                series, title=f"{name} against information loss", x_label="information loss (SSE/SST, %)",
+                y_label=f"{name} (%)") + "</figure>")
+    measures = [c for c in ("information_loss", "interval_disclosure", "record_linkage_rate", "min_group_size")
+                if all(c in r for r in candidates)]
+    rows = [[td(c["method"]), td(int(c["k"]), f"candidates.{i}.k"),
+             *(td(int(c[m]), f"candidates.{i}.{m}") if m == "min_group_size"
+               else td(float(c[m]), f"candidates.{i}.{m}", "pct") for m in measures)]
+            for i, c in enumerate(candidates)]
+    body = '<div class="grid">' + "".join(figures) + "</div>"
+    body += table(("method", "k", *(m.replace("_", " ") for m in measures)), rows, "Candidates compared")
+    return section("ru-map", "R-U map", body)
+
