@@ -20,4 +20,6 @@ pub mod remaining;
 pub mod spatial;
 #[cfg(test)]
 pub(crate) mod test_shapes;
+#[cfg(test)]
+mod textbook_mdav;
 pub mod vmdav;
