@@ -14,7 +14,7 @@ import numpy as np
 
 from .._api import METHODS, microaggregate
 from . import dask
-from .columns import choose_columns, relabeled, workflow_columns
+from .columns import choose_columns, published_strata, relabeled, workflow_columns
 from .common import (
     CliError,
     add_input_arguments,
@@ -25,6 +25,7 @@ from .common import (
     workflow_keywords,
 )
 from .output import check_output
+from .report import write_release_report
 from .tables import check_writable, read_table, write_table
 
 
@@ -44,6 +45,8 @@ def add_parser(sub: Any) -> None:
         help="with --small-strata merge: keep merged records' own strata labels (default: the label "
         "of the stratum they joined; their own label would single them out)",
     )
+    a.add_argument("--report", metavar="HTML",
+                   help="also write the release report (summary, provenance, privacy, utility) there")
     dask.add_arguments(a)
     a.set_defaults(func=run)
 
@@ -56,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
     src = args.input
     out = args.output or "{0}_k{1}{2}".format(*os.path.splitext(src)[:1], args.k, os.path.splitext(src)[1] or ".csv")
     check_output(out, [src], args.overwrite)
+    if args.report is not None:
+        check_output(args.report, [src, out], args.overwrite, "--report")
+        if os.path.abspath(args.report) == os.path.abspath(out):
+            raise CliError("--report and -o name the same file")
     check_writable(out)
     table = read_table(src, sep=args.sep, na_values=split(args.na_values))
     if table.n_rows == 0:
@@ -85,6 +92,17 @@ def run(args: argparse.Namespace) -> int:
     )
     for m in res.merges:
         print(f"merged stratum {m.stratum!r} ({m.size} records) into stratum {m.into!r}")
+    if args.report is not None:
+        published = strata if strata is None or not res.merges or args.no_relabel else published_strata(
+            strata, res.merges, table.n_rows)
+        parameters = {name: value for name, value in options.items() if name != "by" and not hasattr(value, "shape")}
+        parameters.update(k=args.k, method=args.method, by=args.by, weights=args.weights, engine="local",
+                          relabel=not args.no_relabel)
+        write_release_report(
+            args.report, table, X, agg, strata=published, weights=weights, names=[table.names[j] for j in idx],
+            k=args.k, p=0.05, jobs=args.jobs, merges=res.merges, files=(src, out), parameters=parameters,
+            overwrite=args.overwrite,
+        )
     if res.merges:
         print(
             "merged records are published under the stratum they joined"

@@ -87,12 +87,10 @@ def run(args: argparse.Namespace) -> int:
     return _score_release(args, data) if args.released else _compare_candidates(args, data)
 
 
-def _score_release(args: argparse.Namespace, original: Table) -> int:
-    for flag, value in (("--method", args.method), ("--plot", args.plot), ("--param", args.param)):
-        if value:
-            raise CliError(f"{flag} compares candidates; it does not apply to scoring a release")
-    if args.k is not None and len(args.k) > 1:
-        raise CliError("a release is scored against one k (-k K)")
+def release_inputs(args: argparse.Namespace, original: Table) -> tuple[Any, Any, Any, Any, list[str]]:
+    """What scoring ``args.released`` against ``original`` compares: the key of both files
+    (``--columns``, default every numeric column of the original but strata and weights),
+    the strata as the release publishes them, the original's weights, and the key's names."""
     released = read_table(args.released, sep=args.sep, na_values=split(args.na_values))
     if released.n_rows != original.n_rows:
         raise CliError(
@@ -109,6 +107,16 @@ def _score_release(args: argparse.Namespace, original: Table) -> int:
     X = np.column_stack(list(cols.values()))
     Xm = np.column_stack([_released_column(released, c) for c in names])
     print(f"{X.shape[0]} records x {X.shape[1]} attributes ({', '.join(names)})", file=sys.stderr)
+    return X, Xm, strata, weights, names
+
+
+def _score_release(args: argparse.Namespace, original: Table) -> int:
+    for flag, value in (("--method", args.method), ("--plot", args.plot), ("--param", args.param)):
+        if value:
+            raise CliError(f"{flag} compares candidates; it does not apply to scoring a release")
+    if args.k is not None and len(args.k) > 1:
+        raise CliError("a release is scored against one k (-k K)")
+    X, Xm, strata, weights, _ = release_inputs(args, original)
     with in_cli_terms(original):
         a = assess(X, Xm, by=strata, weights=weights, p=args.p, n_jobs=args.jobs).to_dict()
     k = args.k[0] if args.k else None
