@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from ._kanonymity import class_sizes
 from ._validation import (
     as_data_matrix,
     as_labels,
@@ -92,7 +93,11 @@ class MicroaggregationResult:
 
         With missing values, a group's value comes from its observed values:
         ``missing="fill"`` releases it in every cell (all rows of a group identical),
-        ``missing="keep"`` leaves the cells that were missing in ``X`` as NaN.
+        ``missing="keep"`` leaves the cells that were missing in ``X`` as NaN. Such a
+        release is k-anonymous when a missing value is read as matching any value
+        (sdcMicro's convention, which :func:`is_k_anonymous` and :func:`microagg.assess`
+        count): a group's rows agree on every cell two of them observe. Read as a value of
+        its own, a blank could single a record out.
         """
         out = self.group_values[self.labels]
         if self.missing_cells is not None:
@@ -318,20 +323,25 @@ def information_loss(X: Any, labels: Any, standardize: bool = True, missing: str
 
 
 def is_k_anonymous(X_released: Any, k: int, *, by: Any = None) -> bool:
-    """True when every distinct row of ``X_released`` occurs at least ``k`` times.
+    """True when every record of ``X_released`` is in a class of at least ``k`` records.
 
-    With ``by`` (strata labels, as in :func:`microaggregate`, published with the data), a
-    row must occur ``k`` times within its stratum: rows are compared together with their
-    stratum.
+    The class of a record is every released record that agrees with it on each attribute
+    observed in both: a missing value (NaN, as ``missing="keep"`` leaves it) matches any
+    value, sdcMicro's convention for keys. Without missing values that is "every distinct
+    row occurs at least ``k`` times". -0.0 equals 0.0. Cost: one sort of the rows, and one
+    more of the distinct rows per pair of missingness patterns (see
+    :mod:`microagg._kanonymity`).
+
+    With ``by`` (strata labels, as in :func:`microaggregate`, published with the data), only
+    records of the same stratum count. ``k`` may be 1 here (every release passes): this is
+    a check, not a release. Infinity is a ``ValueError``.
     """
     arr, _ = as_data_matrix(X_released, name="X_released")
     k = check_int(k, "k", minimum=1)
     if arr.shape[0] == 0:
         raise ValueError("X_released is empty")
-    if not np.isfinite(arr).all():
-        raise ValueError("X_released contains NaN or infinity")
-    if by is not None:
-        codes, _ = factorize_strata(by, arr.shape[0])
-        arr = np.column_stack([codes.astype(np.float64), arr])
-    _, counts = np.unique(arr, axis=0, return_counts=True)
-    return bool(counts.min() >= k)
+    arr = np.asarray(arr, dtype=np.float64)
+    if np.isinf(arr).any():
+        raise ValueError("X_released contains infinity (NaN, a missing value, is allowed)")
+    codes = factorize_strata(by, arr.shape[0])[0] if by is not None else None
+    return bool(class_sizes(arr, codes).min() >= k)

@@ -6,8 +6,8 @@ values finds a record in the released data.
 - :func:`record_linkage`: distance-based record linkage, to the nearest released records
   (exact, with ties, through an index in the Rust core) or as the one-to-one matching of
   minimum total distance (GDBRL, as sdcMicro's ``recordLinkage``).
-- :func:`min_group_size`: the smallest number of released records sharing one row (the k
-  of k-anonymity), within strata.
+- :func:`min_group_size`: the smallest equivalence class of the release (the k of
+  k-anonymity), within strata, a missing value matching any value.
 
 ``X`` is the original, ``Xm`` the release, both (n, d) with record i released as row i of
 ``Xm``. NaN (a missing value, as ``missing="keep"`` leaves it) is allowed in both; each
@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._assess_input import F64, as_pair, population_scale, sample_sd, strata_codes
+from ._kanonymity import class_sizes
 from ._validation import as_data_matrix, check_int, check_str
 
 __all__ = [
@@ -192,21 +193,19 @@ def _partial_squared_distances(a: F64, b: F64) -> F64:
 
 
 def min_group_size(Xm: Any, by: Any = None) -> int:
-    """Smallest number of released records sharing one row (the k the release achieves),
-    rows compared within strata when ``by`` is given (one label per record, or an (n, m)
-    array of labels; see DESIGN §8). -0.0 equals 0.0 and NaN equals NaN (a cell left missing
-    is one value to an intruder)."""
+    """Smallest class of the release (the k it achieves), within strata when ``by`` is given
+    (one label per record, or an (n, m) array of labels).
+
+    A missing value (NaN, as ``missing="keep"`` leaves it) matches any value, sdcMicro's
+    convention: the class of a record holds every released record that agrees with it on
+    each attribute observed in both (see :mod:`microagg._kanonymity`; O(P · n log n) for P
+    patterns of missing cells). -0.0 equals 0.0. A complete release counts equal rows."""
     xm = np.asarray(as_data_matrix(Xm, name="Xm")[0], dtype=np.float64)
-    n = xm.shape[0]
     if xm.size == 0:
         raise ValueError(f"Xm is empty (shape {xm.shape})")
-    codes = strata_codes(by, n)
-    key = np.where(np.isnan(xm), np.nan, xm + 0.0)  # one NaN and one zero bit pattern
-    if codes is not None:
-        key = np.column_stack([codes.astype(np.float64), key])
-    rows = np.ascontiguousarray(key).view(np.dtype((np.void, key.dtype.itemsize * key.shape[1])))
-    _, counts = np.unique(rows.reshape(-1), return_counts=True)
-    return int(counts.min())
+    if np.isinf(xm).any():
+        raise ValueError("Xm contains infinity (NaN, a missing value, is allowed)")
+    return int(class_sizes(xm, strata_codes(by, xm.shape[0])).min())
 
 
 def _positive(value: Any, name: str) -> float:
