@@ -234,6 +234,8 @@ def test_bad_arguments(client: Any) -> None:
     ddf = dd.from_pandas(frame(300), npartitions=2)
     with pytest.raises(ValueError, match="max_part"):
         mdask.anonymize(ddf, 5, QI, max_part=9)
+    with pytest.raises(ValueError, match="k must be at least 2"):
+        mdask.anonymize(ddf, 1, QI)
     with pytest.raises(ValueError, match="unknown column.*nope"):
         mdask.anonymize(ddf, 3, ["a", "nope"])
     with pytest.raises(ValueError, match="by: unknown column"):

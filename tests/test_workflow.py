@@ -90,7 +90,7 @@ def groups_of(labels: np.ndarray) -> list[np.ndarray]:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.integers(20, 160),
-    k=st.integers(1, 6),
+    k=st.integers(2, 6),
     n_strata=st.integers(1, 6),
     method=st.sampled_from(["mdav", "md", "cbfs", "mondrian-v", "mdav-star", "ona-star", "vmdav"]),
     seed=st.integers(0, 2**16),

@@ -16,6 +16,7 @@ from ._validation import (
     as_labels,
     check_bool,
     check_int,
+    check_k,
     check_str,
     normalize_params,
 )
@@ -133,7 +134,8 @@ def microaggregate(
         or a numeric pandas DataFrame. Infinity is rejected; NaN too unless ``missing``
         allows it.
     k : int, default 5
-        Minimum group size, ``1 <= k <= n_records``.
+        Minimum group size, ``2 <= k <= n_records`` (k = 1 would release every record as
+        it is: a ``ValueError``).
     method : str, default "mdav"
         One of :data:`METHODS`.
     standardize : bool or array-like of d positive numbers, default True
@@ -230,7 +232,7 @@ def microaggregate(
         an unknown ``aggregation`` or ``small_strata``, ``trim`` outside [0, 0.5].
     """
     arr, single = as_data_matrix(X, dtype)
-    k = check_int(k, "k", minimum=1)
+    k = check_k(k)
     method = check_str(method, "method")
     standardize, scale = _standardization(standardize, arr.shape[1])
     n_jobs = check_int(n_jobs, "n_jobs")

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from ._api import microaggregate
 from ._frames import as_frame, numeric_matrix
 from ._params import ParamsMixin
-from ._validation import as_data_matrix
+from ._validation import as_data_matrix, check_k
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -159,6 +159,9 @@ class _MicroAggregator(ParamsMixin):
         (strata labels) and ``sample_weight`` are ``microaggregate``'s ``by`` and
         ``weights``."""
         data, names = self._read(X)
+        n = data.shape[0]
+        if n < check_k(self.k):  # scikit-learn's words for too few records
+            raise ValueError(f"k={self.k} needs at least k records, got {n} sample{'' if n == 1 else 's'}")
         res = microaggregate(data, self.k, self.method, by=by, weights=sample_weight, **self._options())
         self._check_features(X, data, names, reset=True)
         self.labels_ = res.labels

@@ -31,7 +31,7 @@ from ._api import METHODS, microaggregate
 from ._dask_plan import FrameRef, Int, Plan, Spec, descend, executor, plan_cuts, standardized, stratum_codes
 from ._dask_strata import SMALL_STRATA
 from ._parts import group_part, workflow_options
-from ._validation import check_bool, check_int, check_str
+from ._validation import check_bool, check_int, check_k, check_str
 
 _ROW = "__microagg_row"
 _PART = "__microagg_part"
@@ -70,7 +70,7 @@ def anonymize(
     ----------
     ddf : dask.dataframe.DataFrame
     k : int, default 5
-        Minimum group size.
+        Minimum group size, at least 2.
     columns : list of column names, optional
         The quasi-identifiers, microaggregated jointly and replaced by their groups'
         values (as float64). Default: every numeric, non-boolean column other than ``by``
@@ -129,7 +129,7 @@ def anonymize(
 
     if not isinstance(ddf, dd.DataFrame):
         raise TypeError(f"anonymize expects a dask.dataframe.DataFrame, got {type(ddf).__name__}")
-    k = check_int(k, "k", minimum=1)
+    k = check_k(k)
     method = check_str(method, "method")
     max_part = check_int(max_part, "max_part")
     if max_part < 2 * k:
