@@ -160,7 +160,12 @@ def test_small_strata_merge_equals_the_local_pipeline(client: Any) -> None:
     np.testing.assert_array_equal(out["g"].to_numpy(), local.labels)  # the same ids, 0..G-1
     expected = ma.anonymize(df, k, QI, by="region", small_strata="merge", max_part=max_part)
     np.testing.assert_allclose(out[QI].to_numpy(), expected[QI].to_numpy(), rtol=1e-12, atol=1e-12)
-    pd.testing.assert_series_equal(out["region"], df["region"], check_dtype=False)  # labels kept, as locally
+    pd.testing.assert_series_equal(out["region"], expected["region"], check_dtype=False)  # relabelled, as locally
+    merged = {m.stratum: m.into for m in local.merges}
+    assert (out["region"] != df["region"]).sum() == 5 and not out["region"].isin(list(merged)).any()
+    assert ma.is_k_anonymous(out[QI].to_numpy(), k, by=out["region"])
+    kept = mdask.anonymize(ddf, k, QI, by="region", small_strata="merge", max_part=max_part, relabel=False).compute()
+    pd.testing.assert_series_equal(kept.loc[df.index, "region"], df["region"], check_dtype=False)
     assert out.groupby("g").size().min() >= k
     with pytest.raises(ValueError, match="small_strata"):
         mdask.anonymize(ddf, k, QI, by="region", small_strata="nearest")

@@ -342,8 +342,8 @@ def is_k_anonymous(X_released: Any, k: int, *, by: Any = None) -> bool:
     k = check_int(k, "k", minimum=1)
     if arr.shape[0] == 0:
         raise ValueError("X_released is empty")
-    arr = np.asarray(arr, dtype=np.float64)
-    if np.isinf(arr).any():
+    released = np.asarray(arr, dtype=np.float64)
+    if np.isinf(released).any():
         raise ValueError("X_released contains infinity (NaN, a missing value, is allowed)")
-    codes = factorize_strata(by, arr.shape[0])[0] if by is not None else None
-    return bool(class_sizes(arr, codes).min() >= k)
+    codes = factorize_strata(by, released.shape[0])[0] if by is not None else None
+    return bool(class_sizes(released, codes).min() >= k)

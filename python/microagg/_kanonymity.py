@@ -38,9 +38,8 @@ def class_sizes(xm: F64, strata: Optional[I64] = None) -> I64:
     if strata is not None:
         key = np.column_stack([strata.astype(np.float64), key])
     rows, inverse, counts = _distinct_rows(key)
-    missing = np.isnan(rows)
-    patterns, pattern_of = _distinct_rows(missing.astype(np.float64))[:2]
-    patterns = patterns > 0
+    pattern_rows, pattern_of = _distinct_rows(np.isnan(rows).astype(np.float64))[:2]
+    patterns = pattern_rows > 0  # True where the pattern's attribute is missing
     members = [np.flatnonzero(pattern_of == p) for p in range(len(patterns))]
     sizes = counts.astype(np.int64)  # a row's own pattern: only equal rows match
     for a in range(len(patterns)):
