@@ -37,7 +37,10 @@ class MicroaggregationResult:
     n_groups : int
         Number of groups.
     centroids : ndarray of float64, shape (n_groups, d)
-        Group means in the caller's units (weighted means when ``weights`` were given).
+        Group means in the caller's units: the plain mean of each group's records (of
+        their observed values, with missing values), the centroid the algorithms group
+        around; weights and the aggregation never change it. What a group publishes is
+        :attr:`group_values`.
     sse, sst : float
         Within-group sum of squares around the released group values and total sum of
         squares around the overall mean, on the standardized data when
@@ -52,8 +55,8 @@ class MicroaggregationResult:
         Strata with fewer than ``k`` records merged into their nearest stratum
         (``small_strata="merge"``), in order; empty otherwise.
     released_values : ndarray of float64, shape (n_groups, d), or None
-        The group values when they are not the centroids (any aggregation but "mean");
-        read :attr:`group_values` instead.
+        The group values when they are not the centroids (weights, or any aggregation but
+        "mean"); read :attr:`group_values` instead.
     missing : str
         How missing values (NaN) were treated: ``"error"``, ``"fill"`` or ``"keep"``.
     missing_cells : ndarray of bool, shape (n, d), or None
@@ -85,7 +88,10 @@ class MicroaggregationResult:
 
     @property
     def group_values(self) -> npt.NDArray[np.float64]:
-        """What each group releases (its ``aggregation`` of the records), shape (n_groups, d)."""
+        """What each group releases, shape (n_groups, d), in the caller's units: the
+        ``aggregation`` of its records' values (weighted with ``weights``), so that
+        ``aggregated[i] == group_values[labels[i]]`` in every cell that was observed or
+        filled. Without weights and with ``aggregation="mean"`` these are the centroids."""
         return self.centroids if self.released_values is None else self.released_values
 
     @cached_property

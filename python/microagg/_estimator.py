@@ -57,10 +57,12 @@ class _MicroAggregator(ParamsMixin):
     ----------
     labels_ : ndarray of int64, shape (n,)
     centroids_ : ndarray of float64, shape (n_groups, d)
+        Group means (plain, whatever the weights and the aggregation).
     n_groups_ : int
     group_sizes_ : ndarray of int64
     group_values_ : ndarray of float64, shape (n_groups, d)
-        What each group releases (its ``aggregation``; the centroids for "mean").
+        What each group releases (its weighted ``aggregation``; the centroids for "mean"
+        without weights).
     merges_ : tuple of StratumMerge
     sse_, sst_, information_loss_ : float
     n_features_in_ : int
