@@ -45,6 +45,9 @@ def anonymize(
     their labels and warns (``UserWarning``). Every other keyword argument (``standardize``,
     ``dtype``, ``n_jobs``, ``seed``, ``small_strata``, ``aggregation``, ``trim``,
     ``missing``, method parameters) goes to :func:`microagg.microaggregate` unchanged.
+    With ``missing="keep"`` a missing cell stays missing: the release is k-anonymous when a
+    missing value is read as matching any value, as :func:`microagg.is_k_anonymous` and
+    :func:`microagg.assess` read it.
 
     Raises
     ------
