@@ -1,7 +1,7 @@
 """Equivalence classes of a release whose cells may be missing: the k a release achieves.
 
 A missing value (NaN, as ``missing="keep"`` leaves it) matches any value, sdcMicro's
-convention for key variables (its ``freqCalc``/``kAnon`` count "NA as any value"): record j
+convention for key variables (its frequency counts take a missing key as any category): record j
 is in the class of record i when the two agree on every attribute observed in both (and on
 the stratum, which is never missing). A complete release is the usual k-anonymity, every
 distinct row counted. The relation is symmetric but not transitive, so "classes" overlap:
@@ -10,11 +10,12 @@ the class size of record i is the number of records compatible with i (i include
 Counting: the release's distinct rows (with multiplicities) are grouped by missingness
 pattern. Two rows of patterns A and B are compatible exactly when their projections onto
 the attributes observed in both are equal, so for every pair of patterns one sort of the
-projected rows of A and B counts, for each row of A, the records of B it matches (and
-the reverse). With m distinct rows and P patterns that is O(P · m log m) time on top of one
-O(n log n) sort of the n records, and O(n · d) memory; a complete release (P = 1) costs
-that one sort. A release has few patterns (a handful of attributes with gaps), and m is
-about n / k for a microaggregated file.
+projected rows of A and B (by a hash of their bits, checked) counts, for each row of A, the
+records of B it matches (and the reverse). With m distinct rows and P patterns the pairs
+sort (P - 1) · m rows in all: O(P · m · (d + log m)) time on top of one O(n · (d + log n))
+pass over the n records, and O(n · d) memory; a complete release (P = 1) costs that one
+pass. A release has few patterns (a handful of attributes with gaps); m is about n / k for
+a complete microaggregated file, more when a group's records miss different cells.
 """
 
 from __future__ import annotations
