@@ -58,9 +58,9 @@ fn check<T: Float>(x: ArrayView2<T>, allow_nan: bool) -> Result<bool> {
     Ok(any_nan)
 }
 
-/// Validates `k` against the number of records.
+/// Validates `k` against the number of records; k = 1 (no protection) is refused.
 pub fn validate_k(k: usize, n_records: usize) -> Result<()> {
-    if k == 0 || k > n_records {
+    if k < 2 || k > n_records {
         return Err(Error::InvalidK { k, n_records });
     }
     Ok(())

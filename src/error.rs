@@ -16,7 +16,7 @@ pub enum Error {
     /// Values are so large that the data's total sum of squares (after the optional
     /// standardization) does not fit comfortably in f64.
     SumOverflow,
-    /// `k` is outside `1..=n`.
+    /// `k` is outside `2..=n` (k = 1 releases every record as it is).
     InvalidK { k: usize, n_records: usize },
     /// The method name is not in [`crate::METHODS`].
     UnknownMethod(String),
@@ -59,8 +59,13 @@ impl fmt::Display for Error {
                 "values are too large: the sum of squares of the data overflows float64; \
                  standardize the data (standardize=True) or rescale it"
             ),
+            Error::InvalidK { k, .. } if *k < 2 => write!(
+                f,
+                "k must be at least 2 (k = 1 is no protection: every record is released as it is), \
+                 got k={k}"
+            ),
             Error::InvalidK { k, n_records } => {
-                write!(f, "k must be between 1 and the number of records ({n_records}), got k={k}")
+                write!(f, "k must be between 2 and the number of records ({n_records}), got k={k}")
             }
             Error::UnknownMethod(name) => {
                 write!(f, "unknown method '{name}'; choose one of: {}", crate::METHODS.join(", "))

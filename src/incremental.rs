@@ -396,7 +396,7 @@ mod tests {
         #[test]
         fn every_strategy_keeps_a_valid_k_partition(
             values in prop::collection::vec(-50i16..50, 6..600),
-            split in 0.0f64..1.0, k in 1usize..6, s in 0usize..4, inertial: bool, refit: bool,
+            split in 0.0f64..1.0, k in 2usize..6, s in 0usize..4, inertial: bool, refit: bool,
         ) {
             let n = values.len() / 2;
             prop_assume!(n >= k);

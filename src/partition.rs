@@ -103,11 +103,11 @@ impl Partition {
 /// the (standardized, if asked) units the algorithms work in.
 #[derive(Debug, Clone)]
 pub struct Evaluation {
-    /// Group (weighted) means in the caller's units, `(n_groups, d)`.
+    /// Group means in the caller's units, `(n_groups, d)`: the centroids the algorithms
+    /// group around, which never see weights.
     pub centroids: Array2<f64>,
-    /// What each group releases when that is not its centroid (an aggregation other than
-    /// the mean, docs/workflow.md#aggregation), `(n_groups, d)`; `None` when every group releases
-    /// its centroid.
+    /// What each group releases when that is not its centroid (weights, or an aggregation
+    /// other than the mean, docs/workflow.md#aggregation), `(n_groups, d)`; `None` when every group releases its centroid.
     pub released: Option<Array2<f64>>,
     /// Within-group (weighted) sum of squares around the released values.
     pub sse: f64,
@@ -125,8 +125,9 @@ impl Evaluation {
         Self::weighted(x, partition, scaling, None, Aggregation::Mean, Exec::SEQUENTIAL)
     }
 
-    /// Computes centroids (f64), the released values of `aggregation`, SSE and SST of `x`
-    /// grouped by `partition`, each record counted with its weight (1 without `weights`).
+    /// Computes centroids (f64, plain means), the released values of `aggregation` (with
+    /// the weights), SSE and SST of `x` grouped by `partition`, each record counted in the
+    /// sums with its weight (1 without `weights`).
     /// The records are first grouped by a counting sort (ids ascending within a group), so
     /// each group's rows are read together: one random pass over `x`. Each group value comes
     /// from the group's (value, weight) pairs of one attribute ([`group_value`]).
@@ -154,15 +155,12 @@ impl Evaluation {
         // SST is around the data's own mean (which is the scaling's mean unless the scaling
         // came from other data, as in incremental microaggregation).
         let mean = observed_means(x, weights);
+        let centroid_only = aggregation.is_mean() && weights.is_none();
         let chunk = |c: usize| {
             let groups = c * GROUPS_PER_CHUNK..((c + 1) * GROUPS_PER_CHUNK).min(partition.n_groups);
             let mut sums = ChunkSums {
                 centroids: Vec::with_capacity(groups.len() * d),
-                released: Vec::with_capacity(if aggregation.is_mean() {
-                    0
-                } else {
-                    groups.len() * d
-                }),
+                released: Vec::with_capacity(if centroid_only { 0 } else { groups.len() * d }),
                 sse: 0.0,
                 sst: 0.0,
             };
@@ -178,19 +176,15 @@ impl Evaluation {
                     }));
                     let (centroid, v) = if pairs.is_empty() {
                         (mean[j], mean[j])
-                    } else {
+                    } else if centroid_only {
                         let c = weighted_mean(pairs.iter().copied());
-                        (
-                            c,
-                            if aggregation.is_mean() {
-                                c
-                            } else {
-                                group_value(&mut pairs, aggregation)
-                            },
-                        )
+                        (c, c)
+                    } else {
+                        let c = weighted_mean(pairs.iter().map(|&(v, _)| (v, 1.0)));
+                        (c, group_value(&mut pairs, aggregation))
                     };
                     sums.centroids.push(centroid);
-                    if !aggregation.is_mean() {
+                    if !centroid_only {
                         sums.released.push(v);
                     }
                     *value = v;
@@ -224,7 +218,7 @@ impl Evaluation {
         let table =
             |v| Array2::from_shape_vec((partition.n_groups, d), v).expect("one row a group");
         let centroids = table(centroids);
-        let released = (!aggregation.is_mean()).then(|| table(released));
+        let released = (!centroid_only).then(|| table(released));
         Ok(Evaluation { centroids, released, sse, sst })
     }
 

@@ -65,8 +65,8 @@ def test_constant_columns_and_identical_records() -> None:
 def test_k_equal_n_and_k_one() -> None:
     X = gaussian(9, 2)
     assert ma.microaggregate(X, 9).n_groups == 1
-    one = ma.microaggregate(X, 1)
-    assert one.n_groups == 9 and one.information_loss == pytest.approx(0.0, abs=1e-15)
+    with pytest.raises(ValueError, match="k must be at least 2 \\(k = 1 is no protection"):
+        ma.microaggregate(X, 1)
 
 
 @pytest.mark.parametrize("method", ma.METHODS)
@@ -92,9 +92,9 @@ def test_float32_input_uses_single_precision_and_stays_close() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    n=st.integers(1, 120),
+    n=st.integers(2, 120),
     d=st.integers(1, 5),
-    k=st.integers(1, 15),
+    k=st.integers(2, 15),
     seed=st.integers(0, 2**32 - 1),
     integer=st.booleans(),
 )

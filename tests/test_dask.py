@@ -161,7 +161,12 @@ def test_small_strata_merge_equals_the_local_pipeline(client: Any) -> None:
     np.testing.assert_array_equal(out["g"].to_numpy(), local.labels)  # the same ids, 0..G-1
     expected = ma.anonymize(df, k, QI, by="region", small_strata="merge", max_part=max_part)
     np.testing.assert_allclose(out[QI].to_numpy(), expected[QI].to_numpy(), rtol=1e-12, atol=1e-12)
-    pd.testing.assert_series_equal(out["region"], df["region"], check_dtype=False)  # labels kept, as locally
+    pd.testing.assert_series_equal(out["region"], expected["region"], check_dtype=False)  # relabelled, as locally
+    merged = {m.stratum: m.into for m in local.merges}
+    assert (out["region"] != df["region"]).sum() == 5 and not out["region"].isin(list(merged)).any()
+    assert ma.is_k_anonymous(out[QI].to_numpy(), k, by=out["region"])
+    kept = mdask.anonymize(ddf, k, QI, by="region", small_strata="merge", max_part=max_part, relabel=False).compute()
+    pd.testing.assert_series_equal(kept.loc[df.index, "region"], df["region"], check_dtype=False)
     assert out.groupby("g").size().min() >= k
     with pytest.raises(ValueError, match="small_strata"):
         mdask.anonymize(ddf, k, QI, by="region", small_strata="nearest")
@@ -235,6 +240,8 @@ def test_bad_arguments(client: Any) -> None:
     ddf = dd.from_pandas(frame(300), npartitions=2)
     with pytest.raises(ValueError, match="max_part"):
         mdask.anonymize(ddf, 5, QI, max_part=9)
+    with pytest.raises(ValueError, match="k must be at least 2"):
+        mdask.anonymize(ddf, 1, QI)
     with pytest.raises(ValueError, match="unknown column.*nope"):
         mdask.anonymize(ddf, 3, ["a", "nope"])
     with pytest.raises(ValueError, match="by: unknown column"):

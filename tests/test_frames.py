@@ -136,7 +136,7 @@ def test_unsupported_inputs_name_their_type() -> None:
     optional("narwhals")
     lazy = pl.DataFrame({"a": [1.0, 2.0]}).lazy()
     with pytest.raises(TypeError, match="unsupported type polars.*LazyFrame \\(a lazy frame: collect it first\\)"):
-        ma.microaggregate(lazy, 1)
+        ma.microaggregate(lazy, 2)
     with pytest.raises(TypeError, match="anonymize expects a DataFrame .* got numpy.ndarray"):
         ma.anonymize(np.zeros((4, 2)), k=2)
     with pytest.raises(TypeError, match="anonymize expects a DataFrame .* got builtins.dict"):

@@ -26,7 +26,7 @@ import microagg as ma
 )
 def test_bad_data_raises_value_error(X: np.ndarray, match: str) -> None:
     with pytest.raises(ValueError, match=match):
-        ma.microaggregate(X, 1)
+        ma.microaggregate(X, 2)
 
 
 @pytest.mark.parametrize(
@@ -41,24 +41,27 @@ def test_bad_data_raises_value_error(X: np.ndarray, match: str) -> None:
 )
 def test_non_numeric_data_raises_type_error(X: object) -> None:
     with pytest.raises(TypeError, match="numeric|real numbers"):
-        ma.microaggregate(X, 1)
+        ma.microaggregate(X, 2)
 
 
 def test_ragged_lists_are_rejected() -> None:
     with pytest.raises((TypeError, ValueError)):
-        ma.microaggregate([[1.0, 2.0], [3.0]], 1)
+        ma.microaggregate([[1.0, 2.0], [3.0]], 2)
 
 
 def test_k_is_checked() -> None:
     X = gaussian(10, 2)
-    with pytest.raises(ValueError, match="k must be at least 1"):
-        ma.microaggregate(X, 0)
-    with pytest.raises(ValueError, match="k must be between 1 and the number of records \\(10\\), got k=11"):
+    for small in (0, 1, -3):
+        with pytest.raises(ValueError, match=f"k must be at least 2 \\(k = 1 is no protection.*got k={small}"):
+            ma.microaggregate(X, small)
+    with pytest.raises(ValueError, match="k must be between 2 and the number of records \\(10\\), got k=11"):
         ma.microaggregate(X, 11)
     for bad in (2.5, "3", True, None):
         with pytest.raises(TypeError, match="k must be an integer"):
             ma.microaggregate(X, bad)  # type: ignore[arg-type]
     assert ma.microaggregate(X, np.int32(2)).k == 2
+    with pytest.raises(ValueError, match="k must be at least 2"):
+        ma.incremental.IncrementalMicroaggregator(k=1).fit(X)
 
 
 def test_method_and_parameters_are_checked() -> None:
@@ -95,8 +98,8 @@ def test_other_arguments_are_checked() -> None:
 def test_overflow_in_single_precision_is_reported() -> None:
     X = np.array([[0.0], [1e30], [2e30]])
     with pytest.raises(ValueError, match="too large"):
-        ma.microaggregate(X, 1, standardize=False, dtype="float32")
-    assert ma.microaggregate(X, 1, standardize=True, dtype="float32").n_groups == 3
+        ma.microaggregate(X, 2, standardize=False, dtype="float32")
+    assert ma.microaggregate(X, 2, standardize=True, dtype="float32").n_groups == 1
 
 
 @pytest.mark.parametrize("method", ["mdav", "md", "ona-star", "mondrian-v", "mona"])
@@ -125,8 +128,8 @@ def test_labels_are_checked() -> None:
         ma.sse(X, [0, 0, 0, 2, 2, 2])
     with pytest.raises(TypeError, match="integers"):
         ma.sse(X, np.zeros(6))
-    with pytest.raises(ValueError, match="NaN"):
-        ma.is_k_anonymous(np.array([[np.nan]]), 1)
+    with pytest.raises(ValueError, match="infinity"):
+        ma.is_k_anonymous(np.array([[np.inf]]), 1)
 
 
 def test_memory_layouts_and_dtypes_give_the_same_partition() -> None:

@@ -205,9 +205,9 @@ def test_threads_give_the_same_groups_with_missing_values(method: str) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    n=st.integers(1, 60),
+    n=st.integers(2, 60),
     d=st.integers(1, 4),
-    k=st.integers(1, 7),
+    k=st.integers(2, 7),
     share=st.floats(0.0, 0.9),
     seed=st.integers(0, 2**16),
     method=st.sampled_from(MISSING_METHODS),

@@ -14,12 +14,11 @@ from conftest import gaussian, optional
 import microagg as ma
 
 # Microaggregation is transductive (transform accepts only the fitted data), so the checks
-# that transform other data after fit cannot pass; nor can fitting one record with k = 2.
+# that transform other data after fit cannot pass.
 EXPECTED_FAILED_CHECKS = {
     "check_methods_sample_order_invariance": "transductive: transform accepts only the fitted data",
     "check_methods_subset_invariance": "transductive: transform accepts only the fitted data",
     "check_fit_idempotent": "transductive: transform accepts only the fitted data",
-    "check_fit2d_1sample": "k=2 > 1 record is refused by a ValueError naming k and the record count",
     "check_sample_weight_equivalence_on_dense_data": (
         "weights change what groups release, not the groups: k counts records, so a record "
         "of weight 2 is not two records (docs/workflow.md#weights)"
@@ -51,6 +50,15 @@ def test_check_estimator_passes(sklearn: Any) -> None:
     xfailed = {r["check_name"] for r in results if r["status"] == "xfail"}
     assert xfailed == set(EXPECTED_FAILED_CHECKS)  # each expected failure still fails
     assert sum(r["status"] == "passed" for r in results) >= 35
+
+
+def test_too_few_records_are_counted_in_samples(sklearn: Any) -> None:
+    with pytest.raises(ValueError, match="k=2 needs at least k records, got 1 sample$"):
+        ma.MicroAggregator(k=2).fit(np.ones((1, 3)))
+    with pytest.raises(ValueError, match="k=5 needs at least k records, got 3 samples"):
+        ma.MicroAggregator(k=5).fit(np.ones((3, 3)))
+    with pytest.raises(ValueError, match="k must be at least 2"):
+        ma.MicroAggregator(k=1).fit(np.ones((3, 3)))
 
 
 def test_is_a_real_sklearn_transformer(sklearn: Any) -> None:

@@ -70,7 +70,7 @@ def test_weighted_sse_counts_observed_cells_only() -> None:
     X, strata, w = _data(300, 3)
     res = ma.microaggregate(X, 3, "mdav", by=strata, weights=w, missing="fill", standardize=False)
     observed = ~np.isnan(X)
-    resid = np.where(observed, X - res.centroids[res.labels], 0.0)
+    resid = np.where(observed, X - res.group_values[res.labels], 0.0)
     assert res.sse == pytest.approx(float((w[:, None] * resid**2).sum()), rel=1e-10)
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ._assessment import Assessment, assess
 from ._core import Progress, __version__
 from ._pandas import anonymize
-from ._workflow import StratumMerge
+from ._workflow import StratumMerge, relabel_strata
 from .incremental import IncrementalMicroaggregator
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ __all__ = [
     "is_k_anonymous",
     "microaggregate",
     "plot",
+    "relabel_strata",
     "report",
     "risk",
     "sse",

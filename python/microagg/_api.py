@@ -10,11 +10,13 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from ._kanonymity import class_sizes
 from ._validation import (
     as_data_matrix,
     as_labels,
     check_bool,
     check_int,
+    check_k,
     check_str,
     normalize_params,
 )
@@ -35,7 +37,10 @@ class MicroaggregationResult:
     n_groups : int
         Number of groups.
     centroids : ndarray of float64, shape (n_groups, d)
-        Group means in the caller's units (weighted means when ``weights`` were given).
+        Group means in the caller's units: the plain mean of each group's records (of
+        their observed values, with missing values), the centroid the algorithms group
+        around; weights and the aggregation never change it. What a group publishes is
+        :attr:`group_values`.
     sse, sst : float
         Within-group sum of squares around the released group values and total sum of
         squares around the overall mean, on the standardized data when
@@ -50,8 +55,8 @@ class MicroaggregationResult:
         Strata with fewer than ``k`` records merged into their nearest stratum
         (``small_strata="merge"``), in order; empty otherwise.
     released_values : ndarray of float64, shape (n_groups, d), or None
-        The group values when they are not the centroids (any aggregation but "mean");
-        read :attr:`group_values` instead.
+        The group values when they are not the centroids (weights, or any aggregation but
+        "mean"); read :attr:`group_values` instead.
     missing : str
         How missing values (NaN) were treated: ``"error"``, ``"fill"`` or ``"keep"``.
     missing_cells : ndarray of bool, shape (n, d), or None
@@ -83,7 +88,10 @@ class MicroaggregationResult:
 
     @property
     def group_values(self) -> npt.NDArray[np.float64]:
-        """What each group releases (its ``aggregation`` of the records), shape (n_groups, d)."""
+        """What each group releases, shape (n_groups, d), in the caller's units: the
+        ``aggregation`` of its records' values (weighted with ``weights``), so that
+        ``aggregated[i] == group_values[labels[i]]`` in every cell that was observed or
+        filled. Without weights and with ``aggregation="mean"`` these are the centroids."""
         return self.centroids if self.released_values is None else self.released_values
 
     @cached_property
@@ -92,7 +100,11 @@ class MicroaggregationResult:
 
         With missing values, a group's value comes from its observed values:
         ``missing="fill"`` releases it in every cell (all rows of a group identical),
-        ``missing="keep"`` leaves the cells that were missing in ``X`` as NaN.
+        ``missing="keep"`` leaves the cells that were missing in ``X`` as NaN. Such a
+        release is k-anonymous when a missing value is read as matching any value
+        (sdcMicro's convention, which :func:`is_k_anonymous` and :func:`microagg.assess`
+        count): a group's rows agree on every cell two of them observe. Read as a value of
+        its own, a blank could single a record out.
         """
         out = self.group_values[self.labels]
         if self.missing_cells is not None:
@@ -128,7 +140,8 @@ def microaggregate(
         or a numeric pandas DataFrame. Infinity is rejected; NaN too unless ``missing``
         allows it.
     k : int, default 5
-        Minimum group size, ``1 <= k <= n_records``.
+        Minimum group size, ``2 <= k <= n_records`` (k = 1 would release every record as
+        it is: a ``ValueError``).
     method : str, default "mdav"
         One of :data:`METHODS`.
     standardize : bool or array-like of d positive numbers, default True
@@ -225,7 +238,7 @@ def microaggregate(
         an unknown ``aggregation`` or ``small_strata``, ``trim`` outside [0, 0.5].
     """
     arr, single = as_data_matrix(X, dtype)
-    k = check_int(k, "k", minimum=1)
+    k = check_k(k)
     method = check_str(method, "method")
     standardize, scale = _standardization(standardize, arr.shape[1])
     n_jobs = check_int(n_jobs, "n_jobs")
@@ -318,20 +331,25 @@ def information_loss(X: Any, labels: Any, standardize: bool = True, missing: str
 
 
 def is_k_anonymous(X_released: Any, k: int, *, by: Any = None) -> bool:
-    """True when every distinct row of ``X_released`` occurs at least ``k`` times.
+    """True when every record of ``X_released`` is in a class of at least ``k`` records.
 
-    With ``by`` (strata labels, as in :func:`microaggregate`, published with the data), a
-    row must occur ``k`` times within its stratum: rows are compared together with their
-    stratum.
+    The class of a record is every released record that agrees with it on each attribute
+    observed in both: a missing value (NaN, as ``missing="keep"`` leaves it) matches any
+    value, sdcMicro's convention for keys. Without missing values that is "every distinct
+    row occurs at least ``k`` times". -0.0 equals 0.0. Cost: one sort of the rows, and one
+    more of the distinct rows per pair of missingness patterns (see
+    :mod:`microagg._kanonymity`).
+
+    With ``by`` (strata labels, as in :func:`microaggregate`, published with the data), only
+    records of the same stratum count. ``k`` may be 1 here (every release passes): this is
+    a check, not a release. Infinity is a ``ValueError``.
     """
     arr, _ = as_data_matrix(X_released, name="X_released")
     k = check_int(k, "k", minimum=1)
     if arr.shape[0] == 0:
         raise ValueError("X_released is empty")
-    if not np.isfinite(arr).all():
-        raise ValueError("X_released contains NaN or infinity")
-    if by is not None:
-        codes, _ = factorize_strata(by, arr.shape[0])
-        arr = np.column_stack([codes.astype(np.float64), arr])
-    _, counts = np.unique(arr, axis=0, return_counts=True)
-    return bool(counts.min() >= k)
+    released = np.asarray(arr, dtype=np.float64)
+    if np.isinf(released).any():
+        raise ValueError("X_released contains infinity (NaN, a missing value, is allowed)")
+    codes = factorize_strata(by, released.shape[0])[0] if by is not None else None
+    return bool(class_sizes(released, codes).min() >= k)

@@ -34,7 +34,8 @@ class Assessment:
     record_linkage : microagg.risk.RecordLinkageResult
         Nearest-record linkage (``.rate``, ``.expected_correct``).
     min_group_size : int
-        Smallest number of released records sharing a row (within strata given ``by``).
+        The k the release achieves: its smallest class, within strata given ``by``; a
+        missing value matches any value (:func:`microagg.risk.min_group_size`).
     changes : microagg.utility.AttributeChanges
         Per-attribute means, variances and correlations before and after.
     k_requested : int or None
@@ -227,8 +228,8 @@ def assess(
         Original and released data, record i released as row i; NaN allowed in both (see
         each measure: :mod:`microagg.risk`, :mod:`microagg.utility`).
     by : labels, optional
-        Strata (one label per record, or an (n, m) array): ``min_group_size`` counts equal
-        rows within a stratum.
+        Strata (one label per record, or an (n, m) array): ``min_group_size`` counts classes
+        within a stratum.
     weights : array-like (n,), optional
         Survey weights: the information loss and the per-attribute means, variances and
         correlations are weighted. The risks count records (an intruder links records,

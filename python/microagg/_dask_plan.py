@@ -119,6 +119,8 @@ class Spec:
     allow_missing: bool
     merge: bool = False
     """``small_strata="merge"``: undersized strata are merged, not an error."""
+    relabel: bool = True
+    """Merged strata are released under the label of the stratum they joined."""
 
 
 @dataclass
@@ -126,7 +128,8 @@ class Plan:
     """The cut tree and the global scaling: small, sent to every task of the release.
 
     Nodes ``0..r-1`` are the strata that remain after merges (``strata`` maps each stratum
-    to its node in column ``_root``), in code order; an internal node
+    to its node in column ``_root``; ``_size`` is its records after the merges, 0 for a
+    merged one), in code order; an internal node
     sends a record to ``left`` when its key (value of attribute ``attr``, row id) is below
     (``cut_bits``, ``cut_id``), else to ``right``; a leaf's ``part`` is its part number,
     parts numbered left to right, stratum after stratum.
@@ -529,8 +532,10 @@ def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
             strata, merges = combine(spec.by, spec.k, [s[4] for s in scans], spec.merge, centre, scale)
             if merges:
                 LOG.info("small strata merged: %s", describe(spec.by, strata, merges))
+                if not spec.relabel:
+                    LOG.warning("relabel=False: the merged strata's records keep their labels, which single them out")
         offsets = np.concatenate([[0], np.cumsum([s[0] for s in scans])]).astype(np.int64)
-        codes = None if strata is None else strata[[*spec.by, "_root"]]
+        codes = None if strata is None else strata[[*spec.by, "_root", "_size"]]
         tree = _Tree()
         for size in ([n] if strata is None else [m for m in strata["_size"].tolist() if m > 0]):
             tree.add(int(size))

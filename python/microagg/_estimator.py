@@ -18,7 +18,7 @@ import numpy.typing as npt
 from ._api import microaggregate
 from ._frames import as_frame, numeric_matrix
 from ._params import ParamsMixin
-from ._validation import as_data_matrix
+from ._validation import as_data_matrix, check_k
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -57,10 +57,12 @@ class _MicroAggregator(ParamsMixin):
     ----------
     labels_ : ndarray of int64, shape (n,)
     centroids_ : ndarray of float64, shape (n_groups, d)
+        Group means (plain, whatever the weights and the aggregation).
     n_groups_ : int
     group_sizes_ : ndarray of int64
     group_values_ : ndarray of float64, shape (n_groups, d)
-        What each group releases (its ``aggregation``; the centroids for "mean").
+        What each group releases (its weighted ``aggregation``; the centroids for "mean"
+        without weights).
     merges_ : tuple of StratumMerge
     sse_, sst_, information_loss_ : float
     n_features_in_ : int
@@ -159,6 +161,9 @@ class _MicroAggregator(ParamsMixin):
         (strata labels) and ``sample_weight`` are ``microaggregate``'s ``by`` and
         ``weights``."""
         data, names = self._read(X)
+        n = data.shape[0]
+        if n < check_k(self.k):  # scikit-learn's words for too few records
+            raise ValueError(f"k={self.k} needs at least k records, got {n} sample{'' if n == 1 else 's'}")
         res = microaggregate(data, self.k, self.method, by=by, weights=sample_weight, **self._options())
         self._check_features(X, data, names, reset=True)
         self.labels_ = res.labels

@@ -128,10 +128,19 @@ def column(df: Any, column_name: Any, *, name: str = "df") -> npt.NDArray[Any]:
     return np.asarray(frame.get_column(column_name).to_numpy())
 
 
-def replace_columns(frame: "nw.DataFrame[Any]", names: Sequence[Any], values: npt.NDArray[Any]) -> Any:
+def replace_columns(
+    frame: "nw.DataFrame[Any]", names: Sequence[Any], values: npt.NDArray[Any], *, keep_dtypes: bool = False
+) -> Any:
     """A native frame of the same kind as ``frame`` with column ``names[j]`` replaced by
-    ``values[:, j]``; other columns, their order and the pandas index are kept."""
+    ``values[:, j]``; other columns, their order and the pandas index are kept. With
+    ``keep_dtypes`` each new column takes the dtype of the one it replaces (labels: strings,
+    categories, integers); otherwise the dtype of ``values``."""
     nw_module = _narwhals()
     backend = frame.implementation
-    new = [nw_module.new_series(str(c), values[:, j], backend=backend).alias(c) for j, c in enumerate(names)]
+    new = [
+        nw_module.new_series(str(c), values[:, j].tolist(), dtype=frame.schema[c], backend=backend).alias(c)
+        if keep_dtypes
+        else nw_module.new_series(str(c), values[:, j], backend=backend).alias(c)
+        for j, c in enumerate(names)
+    ]
     return nw_module.to_native(frame.with_columns(*new))

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple
+import warnings
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, cast
 
 import numpy as np
 
 from ._api import microaggregate
 from ._frames import as_frame, check_columns, column, is_numeric, numeric_matrix, replace_columns
+from ._validation import check_bool
+from ._workflow import relabel_strata
+
+if TYPE_CHECKING:
+    import narwhals.stable.v2 as nw
 
 
 def anonymize(
@@ -18,6 +24,7 @@ def anonymize(
     *,
     by: Any = None,
     weights: Any = None,
+    relabel: bool = True,
     **options: Any,
 ) -> Any:
     """Return a copy of ``df`` whose ``columns`` are k-anonymously microaggregated.
@@ -30,9 +37,17 @@ def anonymize(
     kept unchanged, in place and order.
 
     ``by`` names the strata column(s) (one name or a list: no group mixes strata) and
-    ``weights`` the sampling-weight column. Every other keyword argument (``standardize``,
+    ``weights`` the sampling-weight column. With ``small_strata="merge"``, the records of a
+    stratum smaller than ``k`` are grouped with the stratum it was merged into; ``relabel``
+    (default True) then publishes them under that stratum's label (every ``by`` column
+    takes its values, as :func:`microagg.relabel_strata` does), since their own label would
+    single them out: a label that fewer than ``k`` records carry. ``relabel=False`` keeps
+    their labels and warns (``UserWarning``). Every other keyword argument (``standardize``,
     ``dtype``, ``n_jobs``, ``seed``, ``small_strata``, ``aggregation``, ``trim``,
     ``missing``, method parameters) goes to :func:`microagg.microaggregate` unchanged.
+    With ``missing="keep"`` a missing cell stays missing: the release is k-anonymous when a
+    missing value is read as matching any value, as :func:`microagg.is_k_anonymous` and
+    :func:`microagg.assess` read it.
 
     Raises
     ------
@@ -63,9 +78,24 @@ def anonymize(
         for c in cols:
             if c in roles:
                 raise ValueError(f"column {c!r} is both a quasi-identifier and in {roles[c]}")
+    relabel = check_bool(relabel, "relabel")
     X = numeric_matrix(frame, cols, name="df")
     res = microaggregate(X, k, method, by=strata, weights=weight_values, **options)
-    return replace_columns(frame, cols, res.aggregated)
+    out = replace_columns(frame, cols, res.aggregated)
+    if not res.merges:
+        return out
+    if not relabel:
+        warnings.warn(
+            f"relabel=False publishes {sum(m.size for m in res.merges)} records of merged strata "
+            f"({', '.join(repr(m.stratum) for m in res.merges)}) under their own labels, carried by "
+            f"fewer than k={k} records: the labels single them out",
+            UserWarning,
+            stacklevel=2,
+        )
+        return out
+    names = list(by) if isinstance(by, (list, tuple)) else [by]
+    labels = relabel_strata(strata, res.merges).reshape(len(X), len(names))
+    return replace_columns(cast("nw.DataFrame[Any]", as_frame(out, "df")), names, labels, keep_dtypes=True)
 
 
 def _workflow_columns(frame: Any, by: Any, weights: Any) -> Tuple[Any, Any, dict[Any, str]]:

@@ -80,6 +80,15 @@ def check_int(value: Any, name: str, *, minimum: Optional[int] = None) -> int:
     return result
 
 
+def check_k(value: Any) -> int:
+    """The ``k`` of a release: an integer of at least 2. k = 1 puts every record in a group
+    of its own and releases it as it is, so it is refused rather than published."""
+    k = check_int(value, "k")
+    if k < 2:
+        raise ValueError(f"k must be at least 2 (k = 1 is no protection: every record is released as it is), got k={k}")
+    return k
+
+
 def check_bool(value: Any, name: str) -> bool:
     """A Python or NumPy bool."""
     if not isinstance(value, (bool, np.bool_)):

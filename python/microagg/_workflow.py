@@ -6,7 +6,7 @@ integer codes, weights to float64, and the ``trim`` fraction. The Rust core chec
 from __future__ import annotations
 
 import numbers
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -126,6 +126,62 @@ def factorize_strata(by: Any, n_records: int, *, name: str = "by") -> Tuple[npt.
     rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
     values = [tuple(f[1][c] for f, c in zip(factors, row)) for row in rows.tolist()]
     return inverse.reshape(-1).astype(np.int64), values
+
+
+def relabel_strata(by: Any, merges: Sequence[StratumMerge]) -> npt.NDArray[Any]:
+    """The strata labels ``by`` with every record of a merged stratum given the label of the
+    stratum it ended in, so that a release does not single out the records of a small stratum
+    by their own label.
+
+    ``by`` is what was passed to :func:`microagg.microaggregate` (n labels, or an (n, m)
+    array / DataFrame of m label columns) and ``merges`` its result's ``merges``; a stratum
+    merged into one that was merged in turn takes the last one's label. Returns an array of
+    the shape of ``np.asarray(by)`` (n, or (n, m): column j holds the new values of label
+    column j), of ``by``'s dtype where the labels fit it, object otherwise; records of other
+    strata keep their labels. A merge naming a stratum absent from ``by`` is a
+    ``ValueError``.
+
+    >>> import microagg as ma
+    >>> ma.relabel_strata(["a", "a", "b"], [ma.StratumMerge("b", "a", 1)]).tolist()
+    ['a', 'a', 'a']
+    """
+    labels = by.to_numpy() if hasattr(by, "to_numpy") else np.asarray(by)
+    codes, values = factorize_strata(by, labels.shape[0])
+    code_of = {_label_key(v): c for c, v in enumerate(values)}
+    final = np.arange(len(values))
+    for m in merges:
+        source, target = (code_of.get(_label_key(v)) for v in (m.stratum, m.into))
+        if source is None or target is None:
+            raise ValueError(f"merges: stratum {m.stratum!r} or {m.into!r} is not a label of by")
+        final[final == source] = target
+    moved = np.flatnonzero(final[codes] != codes)
+    out = labels.copy()
+    if not len(moved):
+        return out
+    new = [values[c] for c in final[codes[moved]]]
+    try:
+        _assign(out, moved, new)
+    except (TypeError, ValueError):  # a label that does not fit the dtype
+        out = labels.astype(object)
+        _assign(out, moved, new)
+    return out
+
+
+def _assign(out: npt.NDArray[Any], rows: npt.NDArray[np.int64], new: list[Any]) -> None:
+    """``out[rows] = new``, one label (a tuple for 2-D ``out``) per row."""
+    if out.ndim == 1:
+        out[rows] = np.array(new, dtype=object)
+    else:
+        for j in range(out.shape[1]):
+            out[rows, j] = np.array([v[j] for v in new], dtype=object)
+
+
+def _label_key(value: Any) -> Any:
+    """A stratum label for lookups: missing values (None, NaN, NA) all one key, inside
+    tuples too."""
+    if isinstance(value, tuple):
+        return tuple(_label_key(v) for v in value)
+    return None if _is_missing(value) else value
 
 
 def as_weights(weights: Any, n_records: int) -> npt.NDArray[np.float64]:

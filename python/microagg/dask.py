@@ -32,7 +32,7 @@ from ._api import METHODS, microaggregate
 from ._dask_plan import FrameRef, Int, Plan, Spec, descend, executor, plan_cuts, standardized, stratum_codes
 from ._dask_strata import SMALL_STRATA
 from ._parts import group_part, workflow_options
-from ._validation import check_bool, check_int, check_str
+from ._validation import check_bool, check_int, check_k, check_str
 
 _ROW = "__microagg_row"
 _PART = "__microagg_part"
@@ -55,6 +55,7 @@ def anonymize(
     *,
     by: Any = None,
     small_strata: str = "error",
+    relabel: bool = True,
     max_part: int = 100_000,
     weights: Any = None,
     aggregation: str = "mean",
@@ -71,7 +72,7 @@ def anonymize(
     ----------
     ddf : dask.dataframe.DataFrame
     k : int, default 5
-        Minimum group size.
+        Minimum group size, at least 2.
     columns : list of column names, optional
         The quasi-identifiers, microaggregated jointly and replaced by their groups'
         values (as float64). Default: every numeric, non-boolean column other than ``by``
@@ -85,8 +86,13 @@ def anonymize(
         A stratum with fewer than ``k`` records is an error naming it, or (``"merge"``) is
         merged into the stratum with the nearest centroid, repeatedly, as
         :func:`microagg.anonymize` merges (see :mod:`microagg._dask_strata`); the merges
-        are logged (logger ``microagg.dask``, INFO) and the ``by`` columns are released
-        unchanged, as locally.
+        are logged (logger ``microagg.dask``, INFO).
+    relabel : bool, default True
+        With merged strata, the ``by`` columns of a merged stratum's records take the values
+        of the stratum they joined, as :func:`microagg.anonymize` relabels them (their own
+        label, carried by fewer than ``k`` records, would single them out).
+        ``relabel=False`` keeps the labels and logs a warning (logger ``microagg.dask``)
+        when the result is computed.
     max_part : int, default 100 000
         Largest part; at least ``2 * k``.
     weights : column name, optional
@@ -131,7 +137,7 @@ def anonymize(
 
     if not isinstance(ddf, dd.DataFrame):
         raise TypeError(f"anonymize expects a dask.dataframe.DataFrame, got {type(ddf).__name__}")
-    k = check_int(k, "k", minimum=1)
+    k = check_k(k)
     method = check_str(method, "method")
     max_part = check_int(max_part, "max_part")
     if max_part < 2 * k:
@@ -139,6 +145,7 @@ def anonymize(
     small_strata = check_str(small_strata, "small_strata")
     if small_strata not in SMALL_STRATA:
         raise ValueError(f"small_strata must be one of {', '.join(SMALL_STRATA)}, got {small_strata!r}")
+    relabel = check_bool(relabel, "relabel")
     standardize = check_bool(standardize, "standardize")
     n_jobs = check_int(n_jobs, "n_jobs")
     by_cols = _names(ddf, by, "by")
@@ -151,7 +158,7 @@ def anonymize(
     options = workflow_options(weights=bool(weight_cols), aggregation=aggregation, missing=missing)
     # Check the method and its parameters now rather than on the workers.
     microaggregate(np.arange(2.0 * k * len(cols)).reshape(2 * k, len(cols)), k, method, **options, **method_params)
-    spec = Spec(cols, by_cols, k, max_part, standardize, missing != "error", small_strata == "merge")
+    spec = Spec(cols, by_cols, k, max_part, standardize, missing != "error", small_strata == "merge", relabel)
     plan = dask.delayed(plan_cuts, pure=False)(FrameRef(ddf[cols + by_cols]), spec)
     tagged_meta = ddf._meta.assign(**{_ROW: np.zeros(0, np.int64), _PART: np.zeros(0, np.int64)})
     # Each partition is read inside its tagging task, which depends on the plan only: had
@@ -164,7 +171,7 @@ def anonymize(
     )
     shuffled = tagged.shuffle(on=_PART, npartitions=ddf.npartitions)
     release = dict(
-        k=k, method=method, columns=cols, weights=weight_cols[0] if weight_cols else None,
+        k=k, method=method, columns=cols, by=by_cols if relabel else [], weights=weight_cols[0] if weight_cols else None,
         aggregation=aggregation, missing=missing, n_jobs=n_jobs, group_column=group_column,
         method_params=method_params,
     )
@@ -261,9 +268,24 @@ def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> tuple[pd.
     out = frame.drop(columns=[_ROW, _PART])
     for j, c in enumerate(opts["columns"]):  # names need not be strings
         out[c] = released[:, j]
+    if opts["by"] and plan.strata is not None and (plan.strata["_size"] == 0).any():
+        out = _relabel(out, opts["by"], plan.strata)
     if opts["group_column"] is not None:
         out[opts["group_column"]] = labels
     return out, np.array(counts, dtype=np.int64).reshape(-1, 2)
+
+
+def _relabel(frame: pd.DataFrame, by: list[Any], strata: pd.DataFrame) -> pd.DataFrame:
+    """The ``by`` columns of every record set to the values of the stratum its records
+    are grouped with (``_root``, an index among the strata left after the merges): a
+    merged stratum's records take the label of the stratum they joined, the others keep
+    theirs."""
+    kept = strata.loc[strata["_size"].to_numpy() > 0, list(by)].reset_index(drop=True)
+    root = stratum_codes(frame, by, strata)
+    out = frame.copy(deep=False)
+    for c in by:  # names need not be strings
+        out[c] = kept[c].to_numpy()[root]
+    return out
 
 
 def _first_ids(counts: list[Int], plan: Plan) -> Int:

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from . import _core
 from ._api import METHODS
 from ._params import ParamsMixin
-from ._validation import as_data_matrix, check_bool, check_int, check_str
+from ._validation import as_data_matrix, check_bool, check_int, check_k, check_str
 
 __all__ = ["IncrementalMicroaggregator", "Plan", "plan", "STRATEGIES", "CRITICAL_HEAD_START"]
 
@@ -169,7 +169,7 @@ class IncrementalMicroaggregator(ParamsMixin):
         """Microaggregate the base part."""
         opts = self._validated()
         arr, _ = as_data_matrix(X_base, name="X_base")
-        k = check_int(self.k, "k", minimum=1)
+        k = check_k(self.k)
         self._state = _core.IncrementalState(arr, k, self.base_method, **opts)
         self._n_features = arr.shape[1]
         self._update()

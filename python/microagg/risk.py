@@ -7,7 +7,8 @@ original values finds a record in the released data.
   (exact, with ties, through an index in the Rust core) or as the one-to-one matching of
   minimum total distance (GDBRL, as sdcMicro's ``recordLinkage``).
 - :func:`class_sizes`: for each record, the number of released records in its class (the
-  records that share its released row, within strata).
+  records that agree with it on every attribute observed in both, within strata: a missing
+  value matches any value).
 - :func:`min_group_size`: the smallest class (the k of k-anonymity the release achieves).
 
 ``X`` is the original, ``Xm`` the release, both (n, d) with record i released as row i of
@@ -27,6 +28,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._assess_input import F64, as_pair, population_scale, sample_sd, strata_codes
+from ._kanonymity import class_sizes as class_sizes_of
 from ._validation import as_data_matrix, check_int, check_str
 
 __all__ = [
@@ -196,30 +198,27 @@ def _partial_squared_distances(a: F64, b: F64) -> F64:
 
 
 def class_sizes(Xm: Any, by: Any = None) -> npt.NDArray[np.int64]:
-    """For each record, the size of its class: the number of released records that share
-    its row (itself included), rows compared within strata when ``by`` is given (one label
-    per record, or an (n, m) array of labels combined per record). -0.0 equals 0.0 and NaN equals
-    NaN (a cell left missing is one value to an intruder).
+    """For each record, the size of its class: the released records that agree with it on
+    every attribute observed in both (itself included), within strata when ``by`` is given
+    (one label per record, or an (n, m) array of labels combined per record).
 
-    Records in classes below k are the ones a k-anonymity check flags; their distribution
-    (``np.unique(class_sizes(Xm), return_counts=True)``) is what a release report shows.
+    A missing value (NaN, as ``missing="keep"`` leaves it) matches any value, sdcMicro's
+    convention (see :mod:`microagg._kanonymity`; O(P · n log n) for P patterns of missing
+    cells). -0.0 equals 0.0. A complete release counts equal rows. Records in classes below
+    k are the ones a k-anonymity check flags; their distribution is what a release report
+    shows.
     """
     xm = np.asarray(as_data_matrix(Xm, name="Xm")[0], dtype=np.float64)
-    n = xm.shape[0]
     if xm.size == 0:
         raise ValueError(f"Xm is empty (shape {xm.shape})")
-    codes = strata_codes(by, n)
-    key = np.where(np.isnan(xm), np.nan, xm + 0.0)  # one NaN and one zero bit pattern
-    if codes is not None:
-        key = np.column_stack([codes.astype(np.float64), key])
-    rows = np.ascontiguousarray(key).view(np.dtype((np.void, key.dtype.itemsize * key.shape[1])))
-    _, inverse, counts = np.unique(rows.reshape(-1), return_inverse=True, return_counts=True)
-    return np.asarray(counts[inverse.reshape(-1)], dtype=np.int64)
+    if np.isinf(xm).any():
+        raise ValueError("Xm contains infinity (NaN, a missing value, is allowed)")
+    return class_sizes_of(xm, strata_codes(by, xm.shape[0]))
 
 
 def min_group_size(Xm: Any, by: Any = None) -> int:
     """Smallest class of the release (the k it achieves): the minimum of
-    :func:`class_sizes`, with the same ``by`` and the same rule for equal rows."""
+    :func:`class_sizes`, with the same ``by`` and the same rule for missing values."""
     return int(class_sizes(Xm, by).min())
 
 

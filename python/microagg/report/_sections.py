@@ -95,8 +95,9 @@ def privacy(d: dict[str, Any]) -> str:
                      td(records / d["n_records"], style="pct", flag=flag)])
     within = "" if d["n_strata"] is None else f", within {d['n_strata']} strata"
     body = "<h3>Class sizes over the whole key</h3>"
-    body += p(f"A record's class is the set of released records that share its values on every key attribute"
-              f"{within} (as microagg.risk.class_sizes counts them). Missing cells: {d['missing_original']:,} in the "
+    body += p(f"A record's class is the set of released records that agree with it on every key attribute"
+              f" observed in both{within}: a missing value matches any value, sdcMicro's convention"
+              f" (as microagg.risk.class_sizes counts them). Missing cells: {d['missing_original']:,} in the "
               f"original, {d['missing_released']:,} in the release.")
     body += table(("class size", "records", "share of records"), rows, "Records by the size of their class")
     body += '<figure class="chart">' + bar_chart(
