@@ -22,20 +22,6 @@ class StratumMerge(NamedTuple):
     size: int
 
 
-def merged_into(merges: Any) -> dict[Any, Any]:
-    """Each stratum that ``small_strata="merge"`` merged away, mapped to the stratum whose
-    label its records are published under: the end of its chain of merges (a stratum merged
-    into one that was itself merged later ends where that one ended)."""
-    into = {m.stratum: m.into for m in merges}
-    final = {}
-    for stratum in into:
-        target = into[stratum]
-        while target in into:
-            target = into[target]
-        final[stratum] = target
-    return final
-
-
 def _is_missing(value: Any) -> bool:
     """None, NaN, NaT or pandas.NA."""
     if value is None or type(value).__name__ == "NAType":

@@ -14,7 +14,8 @@ import numpy as np
 
 from .._api import METHODS, microaggregate
 from . import dask
-from .columns import choose_columns, published_strata, relabeled, workflow_columns
+from .._workflow import relabel_strata
+from .columns import choose_columns, relabeled, workflow_columns
 from .common import (
     CliError,
     add_input_arguments,
@@ -93,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
     for m in res.merges:
         print(f"merged stratum {m.stratum!r} ({m.size} records) into stratum {m.into!r}")
     if args.report is not None:
-        published = strata if strata is None or not res.merges or args.no_relabel else published_strata(
-            strata, res.merges, table.n_rows)
+        relabel = strata is not None and res.merges and not args.no_relabel
+        published = relabel_strata(strata, res.merges) if relabel else strata
         parameters = {name: value for name, value in options.items() if name != "by" and not hasattr(value, "shape")}
         parameters.update(k=args.k, method=args.method, by=args.by, weights=args.weights, engine="local",
                           relabel=not args.no_relabel)

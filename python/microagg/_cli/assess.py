@@ -22,7 +22,8 @@ import numpy as np
 
 from .._api import METHODS, microaggregate
 from .._assessment import assess
-from .columns import choose_columns, published_strata, workflow_columns
+from .._workflow import relabel_strata
+from .columns import choose_columns, workflow_columns
 from .common import (
     CliError,
     add_input_arguments,
@@ -160,8 +161,8 @@ def _compare_candidates(args: argparse.Namespace, data: Table) -> int:
                 X.shape[0], lambda progress: microaggregate(X, k, method, progress=progress, **options)
             )
         t1 = time.perf_counter()
-        a = assess(X, res.aggregated, by=None if strata is None else published_strata(strata, res.merges, X.shape[0]), weights=weights, p=args.p,
-                   n_jobs=args.jobs).to_dict()
+        published = None if strata is None else relabel_strata(strata, res.merges)
+        a = assess(X, res.aggregated, by=published, weights=weights, p=args.p, n_jobs=args.jobs).to_dict()
         t2 = time.perf_counter()
         table.append({"method": method, "k": k, **{c: a[c] for c in MEASURES},
                       "seconds": t1 - t0, "assess_seconds": t2 - t1})

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._workflow import factorize_strata, merged_into
+from .._workflow import relabel_strata
 from .common import CliError, split
 from .tables import Table
 
@@ -97,24 +97,13 @@ def workflow_columns(
     return strata, w, reserved
 
 
-def published_strata(strata: Any, merges: Any, n_records: int) -> np.ndarray:
-    """The stratum each record is published under (an object array of labels, tuples for
-    several ``--by`` columns): merged strata under the label of the stratum they joined, so
-    that a merged record is not singled out by its own label."""
-    codes, values = factorize_strata(strata, n_records)
-    final = merged_into(merges)
-    published = np.empty(len(values), dtype=object)
-    published[:] = [final.get(v, v) for v in values]
-    return published[codes]
-
-
 def relabeled(table: Table, strata: Any, merges: Any, by: list[str]) -> Table:
     """``table`` with the ``--by`` columns set to the strata their records are published
-    under (:func:`published_strata`)."""
-    published = published_strata(strata, merges, table.n_rows)
+    under: a merged stratum's records under the label of the stratum they joined
+    (:func:`microagg.relabel_strata`), so that their own label does not single them out."""
+    published = relabel_strata(strata, merges)
     columns = {}
     for position, name in enumerate(by):
-        columns[table.names.index(name)] = np.array(
-            [label[position] if len(by) > 1 else label for label in published], dtype=object
-        )
+        column = published[:, position] if published.ndim == 2 else published
+        columns[table.names.index(name)] = np.asarray(column, dtype=object)
     return table.relabeled(columns)
