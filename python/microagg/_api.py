@@ -19,6 +19,7 @@ from ._validation import (
     normalize_params,
 )
 from ._workflow import StratumMerge, as_trim, as_weights, factorize_strata
+from ._mixed.types import key_matrix
 
 METHODS: tuple[str, ...] = tuple(_core.METHODS)
 """Names accepted by ``method=``."""
@@ -317,13 +318,19 @@ def information_loss(X: Any, labels: Any, standardize: bool = True, missing: str
     return s / t if t > 0 else 0.0
 
 
-def is_k_anonymous(X_released: Any, k: int, *, by: Any = None) -> bool:
+def is_k_anonymous(X_released: Any, k: int, *, by: Any = None, columns: Any = None) -> bool:
     """True when every distinct row of ``X_released`` occurs at least ``k`` times.
 
     With ``by`` (strata labels, as in :func:`microaggregate`, published with the data), a
     row must occur ``k`` times within its stratum: rows are compared together with their
     stratum.
+
+    ``columns`` names the key columns of a DataFrame ``X_released``: numeric and categorical
+    ones together (a mixed key, as :func:`microagg.anonymize` releases it); ``by`` may then
+    name strata columns too.
     """
+    if columns is not None:
+        X_released, by = key_matrix(X_released, columns, by)
     arr, _ = as_data_matrix(X_released, name="X_released")
     k = check_int(k, "k", minimum=1)
     if arr.shape[0] == 0:
