@@ -80,9 +80,12 @@ def mixed_frames(draw: st.DrawFn) -> tuple[Any, dict[str, Any]]:
     if draw(st.booleans()):
         frame["w"] = rng.integers(0, 4, n).astype(np.float64)
         options["weights"] = "w"
-    if draw(st.booleans()) and n >= 2 * k:
-        frame["s"] = np.where(np.arange(n) < n // 2, "a", "b")
+    if draw(st.booleans()) and n >= 4 * k:
+        options["max_part"] = draw(st.integers(2 * k, n))
+    if draw(st.booleans()):  # strata, some perhaps below k and merged
+        frame["s"] = rng.choice(["a", "b", "c"], n, p=[0.6, 0.3, 0.1])
         options["by"] = "s"
+        options["small_strata"] = "merge"
     return frame, options
 
 
@@ -92,7 +95,8 @@ def test_every_release_is_k_anonymous_over_the_mixed_key(case: tuple[Any, dict[s
     frame, options = case
     out = ma.anonymize(frame, **options)
     key = options["columns"]
-    strata = ["s"] if "by" in options else []
+    merged = "by" in options and frame["s"].value_counts().min() < options["k"]
+    strata = ["s"] if "by" in options and not merged else []  # merged strata: over the file
     rows = _cells(out, strata + key)
     if options["missing"] == "keep":
         sizes = _wildcard_class_sizes(rows)
@@ -271,3 +275,17 @@ def test_flags_of_the_command_line_are_parsed() -> None:
     for bad in ["sex=0", "sex=x", "sex", "sex=inf"]:
         with pytest.raises(ValueError, match="--attribute-weight"):
             parse_attribute_weight(bad)
+
+
+def test_a_group_without_an_observed_category_takes_its_strata_value_whole() -> None:
+    """Rows 0-3 form a group with no observed ``c``; stratum b (rows 3-5, below k) merged
+    into a, so the group holds records of both: it releases stratum a's mode (its first
+    record's), in every row."""
+    x = np.repeat([0.0, 10.0, 20.0], 4)
+    c = np.array([None] * 4 + ["z", "z"] + ["y"] * 6, dtype=object)
+    strata = np.array(["a", "a", "a", "b", "b", "b"] + ["a"] * 6)
+    values, res = _mixed.release(
+        {"x": x, "c": c}, {"c": "nominal"}, k=4, by=strata, small_strata="merge", missing="fill"
+    )
+    assert len(res.merges) == 1 and res.labels[0] == res.labels[3]
+    assert list(values["c"][:4]) == ["y"] * 4

@@ -135,10 +135,7 @@ def group_key(
     released = res.aggregated
     numeric = {c.name: released[:, b.start] for c, b in zip(key, emb.blocks) if c.kind == NUMERIC}
     categorical = [c for c in key if c.kind != NUMERIC]
-    groupings = [res.labels]
-    if by is not None:
-        groupings.append(factorize_strata(by, n)[0])
-    groupings.append(np.zeros(n, dtype=np.int64))
+    groupings = _fallback_groupings(res.labels, res.n_groups, None if by is None else factorize_strata(by, n)[0])
     medoid = None
     if categorical_release == "medoid" and categorical:
         complete = ~np.any([c.missing for c in categorical], axis=0)
@@ -153,19 +150,31 @@ def group_key(
     return numeric, rows, res
 
 
-def _chosen_levels(c: KeyColumn, groupings: list[I64], w: Any, medoid: Optional[I64]) -> I64:
+def _fallback_groupings(labels: I64, n_groups: int, strata: Optional[I64]) -> list[tuple[I64, I64]]:
+    """Where a group's categorical value comes from, in order: the group, its stratum (that
+    of its first record: merged strata put records of several in one group), the file. Each
+    as (the grouping of the records, the index of each record's group in it)."""
+    n = labels.shape[0]
+    out = [(labels, labels)]
+    if strata is not None:
+        first = np.empty(n_groups, dtype=np.int64)
+        first[labels[::-1]] = np.arange(n)[::-1]
+        out.append((strata, strata[first][labels]))
+    out.append((np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)))
+    return out
+
+
+def _chosen_levels(c: KeyColumn, groupings: list[tuple[I64, I64]], w: Any, medoid: Optional[I64]) -> I64:
     """Per record the level its group releases: the medoid's when it observed the column,
     else the group's mode/median, else its stratum's, else the file's."""
     choose = weighted_median if c.kind == ORDINAL else weighted_mode
-    labels = groupings[0]
-    level = np.full(labels.shape[0], -1, dtype=np.int64)
-    if medoid is not None:
-        level = c.values[medoid][labels]
-    for g in groupings:
+    labels = groupings[0][0]
+    level = c.values[medoid][labels] if medoid is not None else np.full(labels.shape[0], -1, dtype=np.int64)
+    for grouping, index in groupings:
         todo = level < 0
         if not todo.any():
             break
-        level[todo] = choose(c.values, g, int(g.max()) + 1, w)[g[todo]]
+        level[todo] = choose(c.values, grouping, int(grouping.max()) + 1, w)[index[todo]]
     return level
 
 
