@@ -289,3 +289,16 @@ def test_a_group_without_an_observed_category_takes_its_strata_value_whole() -> 
     )
     assert len(res.merges) == 1 and res.labels[0] == res.labels[3]
     assert list(values["c"][:4]) == ["y"] * 4
+
+
+def test_a_numeric_key_through_the_embedding_is_plain_microaggregation() -> None:
+    """Unit attribute weights on a numeric key: the embedding is the z-scored data, so the
+    groups and the released values are ``microaggregate``'s; a weight stretches its column."""
+    df = _groups(200, seed=9)[["age", "income"]]
+    plain = ma.anonymize(df, 5, aggregation="median")
+    embedded = ma.anonymize(df, 5, attribute_weights={"age": 1.0}, aggregation="median")
+    np.testing.assert_allclose(embedded.to_numpy(), plain.to_numpy())
+    stretched = ma.anonymize(df, 5, attribute_weights={"age": 3.0})
+    z = ((df - df.mean()) / df.std(ddof=0)).to_numpy() * [3.0, 1.0]
+    want = ma.microaggregate(z, 5, standardize=False)
+    np.testing.assert_allclose(stretched.to_numpy(), df.groupby(want.labels).transform("mean").to_numpy())
