@@ -45,7 +45,7 @@ class KeyColumn:
         return np.asarray(np.isnan(self.values) if self.kind == NUMERIC else self.values < 0, dtype=bool)
 
 
-def _sorted_levels(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+def sorted_levels(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
     """The distinct values, sorted (by type name then text when the types do not compare)."""
     try:
         return np.asarray(np.unique(values))
@@ -60,7 +60,7 @@ def _sorted_levels(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
 def nominal_column(name: Any, values: npt.NDArray[Any], missing: npt.NDArray[np.bool_]) -> KeyColumn:
     """A nominal column from its values and missing mask: codes into its sorted observed levels."""
     observed = values[~missing]
-    levels = _sorted_levels(observed)
+    levels = sorted_levels(observed)
     codes = np.full(values.shape[0], -1, dtype=np.int64)
     if levels.dtype == object:
         index = {v: i for i, v in enumerate(levels.tolist())}
@@ -80,7 +80,7 @@ def ordinal_column(
     rank = {v: i for i, v in enumerate(levels)}
     by_text = {str(v): i for i, v in enumerate(levels)}
     codes = np.full(values.shape[0], -1, dtype=np.int64)
-    distinct = _sorted_levels(values[~missing])
+    distinct = sorted_levels(values[~missing])
     ranks = []
     for v in distinct.tolist():
         r = rank.get(v, by_text.get(str(v)))
@@ -99,6 +99,14 @@ def ordinal_column(
         else:
             codes[~missing] = lookup[np.searchsorted(distinct, observed)]
     return KeyColumn(name, ORDINAL, codes, levels)
+
+
+def not_categorical(name: Any, dtype: Any) -> TypeError:
+    """The error for a key column that is neither numeric nor categorical (dates, times)."""
+    return TypeError(
+        f"column {name!r} has dtype {dtype}, neither numeric nor categorical; name it in "
+        "categorical= to treat its values as categories"
+    )
 
 
 def check_levels(name: Any, levels: Any) -> tuple[Any, ...]:
@@ -143,10 +151,7 @@ def frame_key(
         elif c in categorical or dtype in (nw.String, nw.Categorical, nw.Boolean, nw.Object, nw.Enum):
             out.append(nominal_column(c, values, missing))
         else:
-            raise TypeError(
-                f"column {c!r} has dtype {dtype}, neither numeric nor categorical; name it in "
-                "categorical= to treat its values as categories"
-            )
+            raise not_categorical(c, dtype)
     return out
 
 

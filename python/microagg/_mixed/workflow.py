@@ -126,7 +126,7 @@ def group_key(
         )
     if categorical_release not in CATEGORICAL_RELEASES:
         raise ValueError(f"categorical_release must be 'mode' or 'medoid', got {categorical_release!r}")
-    aw = _attribute_weights(attribute_weights, [c.name for c in key])
+    aw = check_attribute_weights(attribute_weights, [c.name for c in key])
     _check_missing(key, missing)
     emb = embed(key, aw)
     res = microaggregate(emb.matrix, k, method, standardize=emb.scale, by=by, weights=weights, missing=missing, **options)
@@ -187,7 +187,7 @@ def _first_row_of_level(c: KeyColumn) -> I64:
     return rows
 
 
-def _attribute_weights(weights: Optional[Mapping[Any, Any]], names: list[Any]) -> dict[Any, float]:
+def check_attribute_weights(weights: Optional[Mapping[Any, Any]], names: list[Any]) -> dict[Any, float]:
     """``attribute_weights`` checked: key columns mapped to finite positive numbers."""
     if weights is None:
         return {}
