@@ -69,3 +69,15 @@ def test_dask_missing_categories_keep_and_fill(client: Any) -> None:
     np.testing.assert_array_equal(kept["region"].isna().to_numpy(), df["region"].isna().to_numpy())
     local = ma.anonymize(df, 3, columns=KEY, categorical=["code"], missing="keep", max_part=150)
     assert (kept["region"].fillna("-").to_numpy() == local["region"].fillna("-").to_numpy()).all()
+
+
+def test_dask_mixed_arguments_fail_before_any_pass() -> None:
+    ddf = dd.from_pandas(frame(60), npartitions=2)
+    with pytest.raises(ValueError, match="method"):
+        mdask.anonymize(ddf, 3, KEY, method="nope")
+    with pytest.raises(ValueError, match="standardize cannot be False with a mixed key"):
+        mdask.anonymize(ddf, 3, KEY, standardize=False)
+    with pytest.raises(ValueError, match="cannot be both anonymized and by/weights"):
+        mdask.anonymize(ddf, 3, KEY, by="sex")
+    with pytest.raises(ValueError, match="ordinal: column\\(s\\) not in the key: stratum"):
+        mdask.anonymize(ddf, 3, KEY, ordinal={"stratum": ["a", "b"]})

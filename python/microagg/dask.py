@@ -140,15 +140,6 @@ def anonymize(
 
     if not isinstance(ddf, dd.DataFrame):
         raise TypeError(f"anonymize expects a dask.dataframe.DataFrame, got {type(ddf).__name__}")
-    roles = set(_names(ddf, by, "by")) | set(_names(ddf, weights, "weights"))
-    mixed = _mixed_key(ddf, columns, roles, categorical, ordinal, attribute_weights, categorical_release)
-    if mixed is not None:
-        return anonymize_mixed(
-            ddf, k, mixed.columns, method, engine=anonymize, categorical=mixed.categorical, ordinal=mixed.ordinal,
-            attribute_weights=attribute_weights, categorical_release=categorical_release, by=by,
-            weights=weights, missing=missing, group_column=group_column, small_strata=small_strata,
-            max_part=max_part, aggregation=aggregation, n_jobs=n_jobs, **method_params,
-        )
     k = check_int(k, "k", minimum=1)
     method = check_str(method, "method")
     max_part = check_int(max_part, "max_part")
@@ -159,6 +150,20 @@ def anonymize(
         raise ValueError(f"small_strata must be one of {', '.join(SMALL_STRATA)}, got {small_strata!r}")
     standardize = check_bool(standardize, "standardize")
     n_jobs = check_int(n_jobs, "n_jobs")
+    roles = set(_names(ddf, by, "by")) | set(_names(ddf, weights, "weights"))
+    mixed = _mixed_key(ddf, columns, roles, categorical, ordinal, attribute_weights, categorical_release)
+    if mixed is not None:
+        if not standardize:
+            raise ValueError("standardize cannot be False with a mixed key: weigh columns with attribute_weights=")
+        # Check the method and its parameters before the passes that measure the key.
+        one = workflow_options(weights=weights is not None, aggregation=aggregation, missing=missing)
+        microaggregate(np.arange(2.0 * k).reshape(2 * k, 1), k, method, **one, **method_params)
+        return anonymize_mixed(
+            ddf, k, mixed.columns, method, engine=anonymize, categorical=mixed.categorical, ordinal=mixed.ordinal,
+            attribute_weights=attribute_weights, categorical_release=categorical_release, by=by,
+            weights=weights, missing=missing, group_column=group_column, small_strata=small_strata,
+            max_part=max_part, aggregation=aggregation, n_jobs=n_jobs, **method_params,
+        )
     by_cols = _names(ddf, by, "by")
     weight_cols = _names(ddf, weights, "weights")
     if len(weight_cols) > 1:
@@ -207,6 +212,9 @@ def _mixed_key(
     if cols is None:
         cols = [c for c, t in ddf.dtypes.items() if _kind(t) in "iuf" and c not in roles]
         cols += [c for c in declared_categories(categorical, ordinal) if c not in cols]
+    clash = [str(c) for c in cols if c in roles]
+    if clash:
+        raise ValueError(f"column(s) {', '.join(clash)} cannot be both anonymized and by/weights")
     return mixed_key(nw.from_native(ddf._meta, eager_only=True), cols, categorical, ordinal, attribute_weights, release)
 
 

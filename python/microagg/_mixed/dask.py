@@ -243,8 +243,6 @@ def anonymize_mixed(
 
     if categorical_release not in CATEGORICAL_RELEASES:
         raise ValueError(f"categorical_release must be 'mode' or 'medoid', got {categorical_release!r}")
-    if "standardize" in options:
-        raise ValueError("standardize cannot be given with a mixed key: weigh columns with attribute_weights= instead")
     names = list(columns)
     meta = ddf._meta
     kinds = kinds_of(meta, names, categorical, ordinal)
