@@ -223,7 +223,7 @@ def main() -> None:
               "no compact scan); with the EM completion they take the complete-data path.", ""]
     lines += options_rows(head if args.quick else full, with_missing.head(5000) if args.quick else with_missing)
     lines += ["", "## Speed: all complete Adult records", "",
-              "Best of 3 wall times. The mixed run includes reading the frame, the embedding, MDAV, the "
+              "Best of 3 wall times on a shared 2-core machine (other jobs ran: the absolute times vary by 2x between runs, the ratio less; an earlier run gave 1.39 s and 1.88 s, ratio 1.35). The mixed run includes reading the frame, the embedding, MDAV, the "
               "release of every column and building the output frame; the goal is at most 3x MDAV alone.", ""]
     lines += timing_rows(full, 1 if args.quick else 3)
     weights = [0.25, 0.5, 1.0, 1.5, 2.0, 4.0]
