@@ -21,6 +21,7 @@ from ._validation import (
     normalize_params,
 )
 from ._workflow import StratumMerge, as_trim, as_weights, factorize_strata
+from ._mixed.types import key_matrix
 
 METHODS: tuple[str, ...] = tuple(_core.METHODS)
 """Names accepted by ``method=``."""
@@ -330,7 +331,7 @@ def information_loss(X: Any, labels: Any, standardize: bool = True, missing: str
     return s / t if t > 0 else 0.0
 
 
-def is_k_anonymous(X_released: Any, k: int, *, by: Any = None) -> bool:
+def is_k_anonymous(X_released: Any, k: int, *, by: Any = None, columns: Any = None) -> bool:
     """True when every record of ``X_released`` is in a class of at least ``k`` records.
 
     The class of a record is every released record that agrees with it on each attribute
@@ -343,7 +344,13 @@ def is_k_anonymous(X_released: Any, k: int, *, by: Any = None) -> bool:
     With ``by`` (strata labels, as in :func:`microaggregate`, published with the data), only
     records of the same stratum count. ``k`` may be 1 here (every release passes): this is
     a check, not a release. Infinity is a ``ValueError``.
+
+    ``columns`` names the key columns of a DataFrame ``X_released``: numeric and categorical
+    ones together (a mixed key, as :func:`microagg.anonymize` releases it); ``by`` may then
+    name strata columns too.
     """
+    if columns is not None:
+        X_released, by = key_matrix(X_released, columns, by)
     arr, _ = as_data_matrix(X_released, name="X_released")
     k = check_int(k, "k", minimum=1)
     if arr.shape[0] == 0:

@@ -42,6 +42,11 @@ class _MicroAggregator(ParamsMixin):
     scikit-learn installed, ``set_output(transform="pandas")`` (or ``"polars"``) makes
     ``transform`` return a DataFrame with the input's column names.
 
+    The transformer takes numeric attributes only (a text column is a ``TypeError``): a key
+    that mixes numbers with categories goes through :func:`microagg.anonymize`
+    (``categorical=``, ``ordinal=``), whose release of a category is not a transform of
+    numbers.
+
     Parameters
     ----------
     k, method, standardize, dtype, n_jobs, seed

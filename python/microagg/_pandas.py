@@ -1,13 +1,16 @@
-"""DataFrame helper: anonymize chosen numeric columns of a frame (pandas, polars, Arrow)."""
+"""DataFrame helper: anonymize chosen key columns of a frame (pandas, polars, Arrow), numeric
+or mixed with categories."""
 
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, cast
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Tuple, cast
 
 import numpy as np
 
 from ._api import microaggregate
+from ._mixed.frames import declared_categories, mixed_key
+from ._mixed.workflow import anonymize_frame
 from ._frames import as_frame, check_columns, column, is_numeric, numeric_matrix, replace_columns
 from ._validation import check_bool
 from ._workflow import relabel_strata
@@ -25,6 +28,10 @@ def anonymize(
     by: Any = None,
     weights: Any = None,
     relabel: bool = True,
+    categorical: Any = None,
+    ordinal: Optional[Mapping[Any, Sequence[Any]]] = None,
+    attribute_weights: Optional[Mapping[Any, float]] = None,
+    categorical_release: str = "mode",
     **options: Any,
 ) -> Any:
     """Return a copy of ``df`` whose ``columns`` are k-anonymously microaggregated.
@@ -49,10 +56,26 @@ def anonymize(
     missing value is read as matching any value, as :func:`microagg.is_k_anonymous` and
     :func:`microagg.assess` read it.
 
+    Mixed keys (numbers with categories): a key column that is not numeric (strings,
+    booleans, pandas/polars ``Categorical``, Arrow dictionaries) is nominal, an ordered pandas
+    ``Categorical`` or a polars ``Enum`` is ordinal; ``categorical`` names more columns to
+    treat as nominal (integer codes), ``ordinal`` maps columns to their levels in increasing
+    order (``{"education": ["HS", "BSc", "MSc"]}``; a value outside them is an error). The
+    key is grouped on an embedding (z-scored numbers and ordinal ranks, one-hot nominal
+    columns scaled so two categories are as far apart as one sd), ``attribute_weights``
+    (``{"sex": 2.0}``, default 1, positive) scaling each column's distances. Each group
+    releases the aggregation of its numeric columns, the weighted median level of an ordinal
+    column and the weighted mode of a nominal one (ties: the level that sorts first), or
+    with ``categorical_release="medoid"`` all categories of its member nearest the group's
+    centroid (every released combination exists in the data). Categorical columns keep
+    their dtype; ``missing`` covers missing categories as missing numbers. With only
+    numeric columns and none of these arguments, the key is microaggregated as before.
+
     Raises
     ------
     TypeError
-        ``df`` is not a DataFrame, or a chosen column (or the weights column) is not numeric.
+        ``df`` is not a DataFrame, the weights column is not numeric, or a key column is
+        neither numeric nor categorical (dates: name them in ``categorical``).
     ValueError
         A named column does not exist, a column is both a quasi-identifier and a strata or
         weights column, no numeric column is available, or any error of
@@ -67,21 +90,28 @@ def anonymize(
     strata, weight_values, roles = _workflow_columns(frame, by, weights)
     if columns is None:
         cols = [c for c in frame.columns if is_numeric(frame, c, booleans=False) and c not in roles]
+        cols += [c for c in declared_categories(categorical, ordinal) if c not in cols]
+        check_columns(frame, cols)
         if not cols:
             raise ValueError("the DataFrame has no numeric column to anonymize; pass columns=[...]")
     else:
         cols = [columns] if isinstance(columns, str) else list(columns)
         check_columns(frame, cols)
-        bad = [str(c) for c in cols if not is_numeric(frame, c, booleans=True)]
-        if bad:
-            raise TypeError(f"column(s) not numeric: {', '.join(bad)}")
-        for c in cols:
-            if c in roles:
-                raise ValueError(f"column {c!r} is both a quasi-identifier and in {roles[c]}")
+    for c in cols:
+        if c in roles:
+            raise ValueError(f"column {c!r} is both a quasi-identifier and in {roles[c]}")
     relabel = check_bool(relabel, "relabel")
-    X = numeric_matrix(frame, cols, name="df")
-    res = microaggregate(X, k, method, by=strata, weights=weight_values, **options)
-    out = replace_columns(frame, cols, res.aggregated)
+    mixed = mixed_key(frame, cols, categorical, ordinal, attribute_weights, categorical_release)
+    if mixed is not None:
+        out, res = anonymize_frame(
+            frame, mixed.columns, k, method, categorical=mixed.categorical, ordinal=mixed.ordinal,
+            by=strata, weights=weight_values, attribute_weights=attribute_weights,
+            categorical_release=categorical_release, options=options,
+        )
+    else:
+        X = numeric_matrix(frame, cols, name="df")
+        res = microaggregate(X, k, method, by=strata, weights=weight_values, **options)
+        out = replace_columns(frame, cols, res.aggregated)
     if not res.merges:
         return out
     if not relabel:
@@ -94,7 +124,7 @@ def anonymize(
         )
         return out
     names = list(by) if isinstance(by, (list, tuple)) else [by]
-    labels = relabel_strata(strata, res.merges).reshape(len(X), len(names))
+    labels = relabel_strata(strata, res.merges).reshape(len(res.labels), len(names))
     return replace_columns(cast("nw.DataFrame[Any]", as_frame(out, "df")), names, labels, keep_dtypes=True)
 
 

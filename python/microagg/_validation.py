@@ -18,6 +18,8 @@ from ._frames import as_frame, numeric_matrix
 
 FloatArray = npt.NDArray[np.floating[Any]]
 
+_CATEGORIES = "; categorical attributes go through microagg.anonymize(df, columns=[...])"
+
 
 def as_data_matrix(X: Any, dtype: Any = None, *, name: str = "X") -> Tuple[FloatArray, bool]:
     """Return ``(array, single_precision)`` for a 2-D array-like of real numbers.
@@ -41,9 +43,9 @@ def as_data_matrix(X: Any, dtype: Any = None, *, name: str = "X") -> Tuple[Float
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must contain real numbers only (got Python objects: {exc})") from None
+            raise TypeError(f"{name} must contain real numbers only (got Python objects: {exc}){_CATEGORIES}") from None
     if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must contain real numbers, got an array of dtype {arr.dtype}")
+        raise TypeError(f"{name} must contain real numbers, got an array of dtype {arr.dtype}{_CATEGORIES}")
     if arr.ndim != 2:
         hint = " (use X.reshape(-1, 1) for a single attribute)" if arr.ndim == 1 else ""
         raise ValueError(

@@ -31,6 +31,8 @@ import pandas as pd
 from ._api import METHODS, microaggregate
 from ._dask_plan import FrameRef, Int, Plan, Spec, descend, executor, plan_cuts, standardized, stratum_codes
 from ._dask_strata import SMALL_STRATA
+from ._mixed.dask import anonymize_mixed
+from ._mixed.frames import declared_categories, mixed_key
 from ._parts import group_part, workflow_options
 from ._validation import check_bool, check_int, check_k, check_str
 
@@ -63,6 +65,10 @@ def anonymize(
     standardize: bool = True,
     n_jobs: int = 1,
     group_column: Any = None,
+    categorical: Any = None,
+    ordinal: Any = None,
+    attribute_weights: Any = None,
+    categorical_release: str = "mode",
     **method_params: Any,
 ) -> Any:
     """Return a lazy copy of the Dask DataFrame ``ddf`` whose ``columns`` are k-anonymously
@@ -112,6 +118,11 @@ def anonymize(
         formed; except for ``mdav``, which always forms ``size // k`` groups, that is known
         only once every part is grouped, so Dask keeps each grouped partition (in worker
         memory, spilled to disk when short) until the last one is grouped.
+    categorical, ordinal, attribute_weights, categorical_release
+        A key that mixes numbers with categories, as in :func:`microagg.anonymize`: the
+        embedding is computed in the whole file's units (levels and standard deviations
+        from two passes over ``ddf``) and grouped by this engine; each group's categories
+        are released in its output partition.
     **method_params
         Options of ``method``, as for :func:`microagg.microaggregate`.
 
@@ -148,6 +159,20 @@ def anonymize(
     relabel = check_bool(relabel, "relabel")
     standardize = check_bool(standardize, "standardize")
     n_jobs = check_int(n_jobs, "n_jobs")
+    roles = set(_names(ddf, by, "by")) | set(_names(ddf, weights, "weights"))
+    mixed = _mixed_key(ddf, columns, roles, categorical, ordinal, attribute_weights, categorical_release)
+    if mixed is not None:
+        if not standardize:
+            raise ValueError("standardize cannot be False with a mixed key: weigh columns with attribute_weights=")
+        # Check the method and its parameters before the passes that measure the key.
+        one = workflow_options(weights=weights is not None, aggregation=aggregation, missing=missing)
+        microaggregate(np.arange(2.0 * k).reshape(2 * k, 1), k, method, **one, **method_params)
+        return anonymize_mixed(
+            ddf, k, mixed.columns, method, engine=anonymize, categorical=mixed.categorical, ordinal=mixed.ordinal,
+            attribute_weights=attribute_weights, categorical_release=categorical_release, by=by,
+            weights=weights, missing=missing, group_column=group_column, small_strata=small_strata,
+            max_part=max_part, aggregation=aggregation, n_jobs=n_jobs, **method_params,
+        )
     by_cols = _names(ddf, by, "by")
     weight_cols = _names(ddf, weights, "weights")
     if len(weight_cols) > 1:
@@ -183,6 +208,23 @@ def anonymize(
         first = dask.delayed(_first_ids)([counts for _, counts in grouped], plan)
         frames = [dask.delayed(_renumber)(frame, plan, first, k, group_column) for frame in frames]
     return dd.from_delayed(frames, meta=_release_meta(ddf._meta, cols, group_column), verify_meta=False)
+
+
+def _mixed_key(
+    ddf: Any, columns: Any, roles: set[Any], categorical: Any, ordinal: Any, attribute_weights: Any, release: str
+) -> Any:
+    """The mixed key of ``ddf`` (see :func:`microagg._mixed.frames.mixed_key`), or None for a
+    numeric key without mixed-key arguments; ``roles`` are the by and weights columns."""
+    import narwhals.stable.v2 as nw
+
+    cols = None if columns is None else _names(ddf, columns, "columns")
+    if cols is None:
+        cols = [c for c, t in ddf.dtypes.items() if _kind(t) in "iuf" and c not in roles]
+        cols += [c for c in declared_categories(categorical, ordinal) if c not in cols]
+    clash = [str(c) for c in cols if c in roles]
+    if clash:
+        raise ValueError(f"column(s) {', '.join(clash)} cannot be both anonymized and by/weights")
+    return mixed_key(nw.from_native(ddf._meta, eager_only=True), cols, categorical, ordinal, attribute_weights, release)
 
 
 def _names(ddf: Any, names: Any, what: str) -> list[Any]:

@@ -1,0 +1,83 @@
+"""Mixed keys on the Dask engine: the same release as microagg.anonymize with the same
+max_part, k-anonymous over the whole key, with strata, weights and missing categories."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+from conftest import optional
+
+import microagg as ma
+
+pd = optional("pandas")
+dd = optional("dask.dataframe")
+distributed = optional("distributed")
+mdask = pytest.importorskip("microagg.dask")
+
+EDU = ["HS", "BSc", "MSc", "PhD"]
+KEY = ["age", "income", "sex", "region", "edu", "code"]
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
+def frame(n: int, seed: int = 0) -> Any:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "age": rng.normal(45, 12, n),
+            "income": rng.lognormal(10, 1, n),
+            "sex": rng.choice(["F", "M"], n),
+            "region": rng.choice(["north", "south", "east"], n, p=[0.5, 0.3, 0.2]),
+            "edu": pd.Categorical(rng.choice(EDU, n), categories=EDU, ordered=True),
+            "code": rng.integers(1, 4, n),
+            "w": rng.uniform(1, 5, n),
+            "stratum": rng.choice(["a", "b"], n),
+        },
+        index=pd.Index(np.arange(n) * 2 + 5),
+    )
+
+
+@pytest.mark.parametrize("release", ["mode", "medoid"])
+def test_dask_release_equals_the_local_one(client: Any, release: str) -> None:
+    df = frame(900, seed=1)
+    options = dict(columns=KEY, categorical=["code"], categorical_release=release, by="stratum", weights="w",
+                   max_part=200, attribute_weights={"sex": 2.0})
+    local = ma.anonymize(df, 4, **options)
+    out = mdask.anonymize(dd.from_pandas(df, npartitions=3), 4, **options).compute().loc[df.index]
+    np.testing.assert_allclose(out[["age", "income"]].to_numpy(), local[["age", "income"]].to_numpy(), rtol=1e-9)
+    for c in ["sex", "region", "edu", "code"]:
+        assert (out[c].to_numpy() == local[c].to_numpy()).all(), c
+    assert out["edu"].dtype == df["edu"].dtype and out["code"].dtype == df["code"].dtype
+    assert out.groupby(["stratum", *KEY], observed=True).size().min() >= 4
+
+
+def test_dask_missing_categories_keep_and_fill(client: Any) -> None:
+    df = frame(600, seed=2)
+    df.loc[df.index[::9], "region"] = None
+    ddf = dd.from_pandas(df, npartitions=2)
+    filled = mdask.anonymize(ddf, 3, columns=KEY, categorical=["code"], missing="fill", max_part=150).compute()
+    assert filled["region"].notna().all()
+    assert filled.groupby(KEY, observed=True).size().min() >= 3
+    kept = mdask.anonymize(ddf, 3, columns=KEY, categorical=["code"], missing="keep", max_part=150).compute().loc[df.index]
+    np.testing.assert_array_equal(kept["region"].isna().to_numpy(), df["region"].isna().to_numpy())
+    local = ma.anonymize(df, 3, columns=KEY, categorical=["code"], missing="keep", max_part=150)
+    assert (kept["region"].fillna("-").to_numpy() == local["region"].fillna("-").to_numpy()).all()
+
+
+def test_dask_mixed_arguments_fail_before_any_pass() -> None:
+    ddf = dd.from_pandas(frame(60), npartitions=2)
+    with pytest.raises(ValueError, match="method"):
+        mdask.anonymize(ddf, 3, KEY, method="nope")
+    with pytest.raises(ValueError, match="standardize cannot be False with a mixed key"):
+        mdask.anonymize(ddf, 3, KEY, standardize=False)
+    with pytest.raises(ValueError, match="cannot be both anonymized and by/weights"):
+        mdask.anonymize(ddf, 3, KEY, by="sex")
+    with pytest.raises(ValueError, match="ordinal: column\\(s\\) not in the key: stratum"):
+        mdask.anonymize(ddf, 3, KEY, ordinal={"stratum": ["a", "b"]})
