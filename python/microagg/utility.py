@@ -226,6 +226,8 @@ def _round_edges(values: F64, bins: int) -> F64:
     if last * step <= hi:
         last += 1
     return np.arange(first, last + 1, dtype=np.float64) * step
+
+
 @dataclass(frozen=True)
 class CategoricalChanges:
     """What a release did to one categorical attribute.
