@@ -63,7 +63,7 @@ def test_errors_are_one_line_and_leave_no_file(tmp_path: Path) -> None:
     cases = {
         ("anonymize", "missing.csv", "-k", "3"): "input file not found",
         ("anonymize", "in.csv", "-k", "3", "--columns", "age,nope"): "unknown column 'nope'",
-        ("anonymize", "in.csv", "-k", "3", "--columns", "city"): "column 'city' is not numeric",
+        ("anonymize", "in.csv", "-k", "3", "--weights", "city"): "--weights: column 'city' is not numeric",
         ("anonymize", "in.csv", "-k", "30", "-o", "o.csv"): "k must be between 2 and the number of records",
         ("anonymize", "in.csv", "-k", "3", "-o", "in.csv"): "the output file is the input file",
         ("anonymize", "in.csv", "-k", "3", "--param", "gamma=1"): "unknown parameter 'gamma'",

@@ -83,9 +83,12 @@ def test_parquet_to_csv_and_back(tmp_path: Path, people: Any) -> None:
 
 
 def test_parquet_errors_are_one_line(tmp_path: Path, people: Any) -> None:
-    r = run("anonymize", "people.parquet", "-k", "3", "--columns", "age,city", cwd=tmp_path)
+    r = run("anonymize", "people.parquet", "-k", "3", "--weights", "city", cwd=tmp_path)
     assert r.returncode == 2
-    assert r.stderr.strip() == "microagg: error: column 'city' is not numeric (type string)"
+    assert r.stderr.strip() == "microagg: error: --weights: column 'city' is not numeric"
+    r = run("anonymize", "people.parquet", "-k", "3", "--columns", "age,city", cwd=tmp_path)  # city: a category
+    assert r.returncode == 2
+    assert r.stderr.strip() == "microagg: error: missing cells in the key: city (5); pass --missing fill or --missing keep"
     (tmp_path / "broken.parquet").write_bytes(b"not a parquet file")
     r = run("anonymize", "broken.parquet", "-k", "3", cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.startswith("microagg: error: cannot read broken.parquet")

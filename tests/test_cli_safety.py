@@ -189,8 +189,8 @@ def test_csv_dialects_and_byte_order_mark(tmp_path: Path, delimiter: str) -> Non
     rows = people()
     rows[1][3] = "a,b"  # a comma inside a field does not fool the delimiter search
     write_rows(tmp_path / "data.csv", rows, delimiter=delimiter, bom=True)
-    r = run("anonymize", "data.csv", "-k", "3", "--columns", "id,age", cwd=tmp_path)
-    assert r.returncode == 2 and "column 'id' is not numeric" in r.stderr  # the first column is found
+    r = run("anonymize", "data.csv", "-k", "3", "--weights", "id", cwd=tmp_path)
+    assert r.returncode == 2 and "--weights: column 'id' is not numeric" in r.stderr  # the first column is found
     r = run("anonymize", "data.csv", "-k", "3", "--columns", "age,income", "-o", "out.csv", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out = list(csv.reader(open(tmp_path / "out.csv", newline="", encoding="utf-8"), delimiter=delimiter))

@@ -254,7 +254,7 @@ def test_bad_mixed_arguments_are_named() -> None:
     with pytest.raises(ValueError, match="standardize cannot be given with a mixed key"):
         ma.anonymize(df, 3, columns=key, standardize=False)
     holes = df.assign(sex=df["sex"].where(np.arange(40) % 7 != 0, None))
-    with pytest.raises(ValueError, match="missing cells in the key: sex \\(6\\); pass missing='fill' or 'keep'"):
+    with pytest.raises(ValueError, match="missing cells in the key: sex \\(6\\); pass missing='fill' or missing='keep'"):
         ma.anonymize(holes, 3, columns=key)
     with pytest.raises(TypeError, match="microagg.anonymize"):
         ma.microaggregate(np.array([["a", "b"], ["c", "d"]]), 2)

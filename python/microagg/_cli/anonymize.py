@@ -13,9 +13,13 @@ from typing import Any
 import numpy as np
 
 from .._api import METHODS, microaggregate
+from .._mixed.flags import parse_attribute_weight, parse_ordinal
+from .._mixed.workflow import CATEGORICAL_RELEASES
+from .._mixed.workflow import release as release_mixed
+from ..utility import categorical_changes
 from . import dask
 from .._workflow import relabel_strata
-from .columns import choose_columns, relabeled, workflow_columns
+from .columns import categorical_key, choose_columns, relabeled, workflow_columns
 from .common import (
     CliError,
     add_input_arguments,
@@ -27,7 +31,7 @@ from .common import (
 )
 from .output import check_output
 from .report import write_release_report
-from .tables import check_writable, read_table, write_table
+from .tables import Table, check_writable, read_table, write_table
 
 
 def add_parser(sub: Any) -> None:
@@ -46,6 +50,16 @@ def add_parser(sub: Any) -> None:
         help="with --small-strata merge: keep merged records' own strata labels (default: the label "
         "of the stratum they joined; their own label would single them out)",
     )
+    a.add_argument("--categorical", metavar="COL[,COL...]",
+                   help="key columns whose values are categories (integer codes); text columns named in "
+                   "--columns are categories anyway")
+    a.add_argument("--ordinal", action="append", default=[], metavar="COL=L1<L2<...",
+                   help="an ordered categorical key column and its levels, e.g. \"education=HS<BSc<MSc\"")
+    a.add_argument("--attribute-weight", action="append", default=[], metavar="COL=W",
+                   help="how much a key column counts in the grouping (default 1), e.g. sex=2")
+    a.add_argument("--categorical-release", choices=CATEGORICAL_RELEASES, default="mode",
+                   help="a group's categories: each column's (weighted) mode or median level (default), or "
+                   "all of its most central member's (medoid: every released combination exists)")
     a.add_argument("--report", metavar="HTML",
                    help="also write the release report (summary, provenance, privacy, utility) there")
     dask.add_arguments(a)
@@ -69,28 +83,45 @@ def run(args: argparse.Namespace) -> int:
     if table.n_rows == 0:
         raise CliError(f"{src} has no data rows")
     strata, weights, reserved = workflow_columns(table, args.by, args.weights)
-    cols = choose_columns(table, args.columns, reserved, args.missing != "error")
+    ordinal = dict(_flag(parse_ordinal, t) for t in args.ordinal)
+    attribute_weights = dict(_flag(parse_attribute_weight, t) for t in args.attribute_weight)
+    kinds = categorical_key(table, args.columns, reserved, split(args.categorical), ordinal)
+    numeric = None if args.columns is None else ",".join(
+        c for c in split(args.columns) if c not in table.names or table.names.index(c) not in kinds)
+    mixed = bool(kinds) or bool(attribute_weights) or args.categorical_release != "mode"
+    cols = choose_columns(table, numeric, {**reserved, **{j: "a categorical key" for j in kinds}},
+                          args.missing != "error", allow_none=bool(kinds))
     if args.columns is None:
-        print(f"key (every numeric column; choose with --columns): {', '.join(table.names[j] for j in cols)}")
+        print(f"key (every numeric column; choose with --columns): {', '.join(table.names[j] for j in [*cols, *kinds])}")
     idx = list(cols)
-    X = np.column_stack(list(cols.values()))
+    X = np.column_stack(list(cols.values())) if cols else np.empty((table.n_rows, 0))
     options = workflow_keywords(args, strata, weights)
     t0 = time.perf_counter()
     with in_cli_terms(table):
-        res = run_with_progress(
-            X.shape[0], lambda progress: microaggregate(X, args.k, args.method, progress=progress, **options)
-        )
+        if mixed:
+            values, res = _release_mixed(table, cols, kinds, ordinal, attribute_weights, args, options)
+        else:
+            res = run_with_progress(
+                X.shape[0], lambda progress: microaggregate(X, args.k, args.method, progress=progress, **options)
+            )
+            values = {j: res.aggregated[:, jj] for jj, j in enumerate(idx)}
     seconds = time.perf_counter() - t0
-    agg = res.aggregated
-    released = table.replaced({j: agg[:, jj] for jj, j in enumerate(idx)})
+    agg = np.column_stack([values[j] for j in idx]) if idx else X
+    released = table.replaced({j: values[j] for j in idx})
+    if kinds:
+        released = released.relabeled({j: _written(table, j, values[j]) for j in kinds})
     if res.merges and not args.no_relabel:
         released = relabeled(released, strata, res.merges, split(args.by))
     write_table(released, out, args.overwrite)
-    names = ", ".join(table.names[j] for j in idx)
+    names = ", ".join(table.names[j] for j in [*idx, *kinds])
+    loss = "information loss" if not mixed else "information loss on the key's embedding"
     print(
         f"wrote {out}: {table.n_rows} records, columns {names}; k={args.k}, method={args.method}, "
-        f"{res.n_groups} groups, information loss {100 * res.information_loss:.4f}% ({seconds:.2f} s)"
+        f"{res.n_groups} groups, {loss} {100 * res.information_loss:.4f}% ({seconds:.2f} s)"
     )
+    for j in kinds:
+        changed = categorical_changes(table.categories(j), values[j]).cells_changed
+        print(f"  {table.names[j]} ({kinds[j]}): {100 * changed:.2f}% of its cells changed")
     for m in res.merges:
         print(f"merged stratum {m.stratum!r} ({m.size} records) into stratum {m.into!r}")
     if args.report is not None:
@@ -99,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
         parameters = {name: value for name, value in options.items() if name != "by" and not hasattr(value, "shape")}
         parameters.update(k=args.k, method=args.method, by=args.by, weights=args.weights, engine="local",
                           relabel=not args.no_relabel)
+        if kinds:
+            raise CliError("--report covers numeric keys; with categorical key columns use microagg report on the numeric part")
         write_release_report(
             args.report, table, X, agg, strata=published, weights=weights, names=[table.names[j] for j in idx],
             k=args.k, p=0.05, jobs=args.jobs, merges=res.merges, files=(src, out), parameters=parameters,
@@ -112,3 +145,39 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr if args.no_relabel else sys.stdout,
         )
     return 0
+
+
+def _flag(parse: Any, text: str) -> Any:
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _release_mixed(
+    table: Table, cols: dict[int, np.ndarray], kinds: dict[int, str], ordinal: dict[str, list[str]],
+    attribute_weights: dict[str, float], args: argparse.Namespace, options: dict[str, Any],
+) -> tuple[dict[int, np.ndarray], Any]:
+    """The mixed key's release (:func:`microagg._mixed.workflow.release`), by column index."""
+    names = {j: table.names[j] for j in [*cols, *kinds]}
+    unknown = [c for c in attribute_weights if c not in names.values()]
+    if unknown:
+        raise CliError(f"--attribute-weight: {', '.join(unknown)} not in the key ({', '.join(names.values())})")
+    key = {names[j]: v for j, v in cols.items()}
+    key.update({names[j]: table.categories(j) for j in kinds})
+    kind_of = {names[j]: kind for j, kind in kinds.items()}
+    if not options["standardize"]:
+        raise CliError("--no-standardize does not apply to a key with categories (every column is z-scored); "
+                       "weigh columns with --attribute-weight")
+    rest = {name: value for name, value in options.items() if name not in ("missing", "standardize")}
+    out, res = run_with_progress(table.n_rows, lambda progress: release_mixed(
+        key, kind_of, ordinal, args.k, args.method, attribute_weights=attribute_weights,
+        categorical_release=args.categorical_release, missing=options["missing"], progress=progress, **rest,
+    ))
+    return {j: out[name] for j, name in names.items()}, res
+
+
+def _written(table: Table, j: int, values: np.ndarray) -> np.ndarray:
+    """A released categorical column as the file writes it: a cell left missing as it was read."""
+    read = table.labels(j)
+    return np.array([read[i] if v is None else v for i, v in enumerate(values)], dtype=object)

@@ -14,13 +14,14 @@ from .tables import Table
 
 
 def choose_columns(
-    table: Table, wanted: Optional[str], reserved: dict[int, str], missing: bool
+    table: Table, wanted: Optional[str], reserved: dict[int, str], missing: bool, allow_none: bool = False
 ) -> dict[int, np.ndarray]:
     """The chosen columns' indices and values (default: every numeric column that is not
     ``reserved``, the strata and weights columns, gaps allowed). Missing cells (empty /
     "NA" / "nan" / a ``--na-values`` code in CSV, nulls in Parquet) are NaN, refused unless
     ``missing``. A column that is numeric but for some cells is an error naming them, never
-    silently left out of the key (and released raw)."""
+    silently left out of the key (and released raw). No numeric column at all is an error
+    unless ``allow_none`` (a key of categories only)."""
     header = table.names
     if wanted is None:
         cols = {}
@@ -32,7 +33,7 @@ def choose_columns(
                 _refuse_mostly_numeric(table, j)
             elif not np.isnan(values).all():
                 cols[j] = values
-        if not cols:
+        if not cols and not allow_none:
             raise CliError("no numeric column found; name them with --columns")
     else:
         cols = {}
@@ -70,6 +71,30 @@ def _refuse_mostly_numeric(table: Table, j: int) -> None:
         f"{', ...' if len(bad) > 3 else ''}; declare missing-value codes with --na-values {codes[:60]!r} "
         "(then --missing fill or keep), or leave the column out with --columns"
     )
+
+
+def categorical_key(
+    table: Table, wanted: Optional[str], reserved: dict[int, str], categorical: list[str], ordinal: dict[str, list[str]]
+) -> dict[int, str]:
+    """The kind ("nominal" or "ordinal") of each categorical key column: those named in
+    ``--categorical`` and ``--ordinal``, and every text column named in ``--columns``. A
+    column that is numeric but for a few codes stays an error (declare the codes, or name it
+    in ``--categorical``)."""
+    header = table.names
+    for flag, names in (("--categorical", categorical), ("--ordinal", list(ordinal))):
+        for c in names:
+            if c not in header:
+                raise CliError(f"{flag}: unknown column {c!r}; columns are: {', '.join(header)}")
+            if header.index(c) in reserved:
+                raise CliError(f"column {c!r} is both a quasi-identifier ({flag}) and in {reserved[header.index(c)]}")
+    kinds = {header.index(c): "nominal" for c in categorical}
+    kinds.update({header.index(c): "ordinal" for c in ordinal})
+    for c in split(wanted):
+        j = header.index(c) if c in header else -1
+        if j >= 0 and j not in kinds and j not in reserved and table.numeric(j) is None:
+            _refuse_mostly_numeric(table, j)
+            kinds[j] = "nominal"
+    return kinds
 
 
 def workflow_columns(

@@ -10,11 +10,14 @@ import re
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from .. import _core
-from .._api import MicroaggregationResult
 from .tables import Table
+
+
+Result = TypeVar("Result")
+"""What a run done with progress reports returns."""
 
 
 class CliError(Exception):
@@ -118,7 +121,7 @@ def parse_param(text: str) -> tuple[str, Any]:
     raise CliError(f"--param {name}: value {value!r} is not a bool or a number")
 
 
-def run_with_progress(n: int, run: Callable[[Optional[_core.Progress]], MicroaggregationResult]) -> MicroaggregationResult:
+def run_with_progress(n: int, run: Callable[[Optional[_core.Progress]], Result]) -> Result:
     """Runs ``run`` in a worker thread; after 2 s, reports its progress on stderr (records
     assigned, and improvement rounds for ONA / ONA*)."""
     progress = _core.Progress()
@@ -151,7 +154,7 @@ def run_with_progress(n: int, run: Callable[[Optional[_core.Progress]], Microagg
         print(file=sys.stderr)
     if "error" in box:
         raise box["error"]
-    result: MicroaggregationResult = box["result"]
+    result: Result = box["result"]
     return result
 
 

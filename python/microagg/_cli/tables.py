@@ -108,6 +108,11 @@ class Table:
         name strata."""
         raise NotImplementedError
 
+    def categories(self, j: int) -> npt.NDArray[Any]:
+        """Column ``j`` as an object array of categories, None where the cell is missing (as
+        for :meth:`numeric`), for a categorical key column."""
+        raise NotImplementedError
+
     def replaced(self, values: dict[int, npt.NDArray[np.float64]]) -> "Table":
         """A copy with column ``j`` replaced by the float64 ``values[j]`` for each key; a NaN
         (a cell ``missing="keep"`` left missing) stays missing as it was written."""
@@ -172,6 +177,9 @@ class CsvTable(Table):
 
     def labels(self, j: int) -> npt.NDArray[Any]:
         return np.array(self.columns[j], dtype=object)
+
+    def categories(self, j: int) -> npt.NDArray[Any]:
+        return np.array([None if self._missing(t) else t for t in self.columns[j]], dtype=object)
 
     def replaced(self, values: dict[int, npt.NDArray[np.float64]]) -> "CsvTable":
         columns = list(self.columns)
@@ -260,6 +268,11 @@ class ArrowTable(Table):
     def labels(self, j: int) -> npt.NDArray[Any]:
         out = np.empty(self.n_rows, dtype=object)
         out[:] = self.table.column(j).to_pylist()
+        return out
+
+    def categories(self, j: int) -> npt.NDArray[Any]:
+        out = self.labels(j)
+        out[[v is None or str(v).strip() in self.na_values for v in out]] = None
         return out
 
     def replaced(self, values: dict[int, npt.NDArray[np.float64]]) -> "ArrowTable":

@@ -216,5 +216,5 @@ def _check_missing(key: list[KeyColumn], missing: str) -> None:
         raise ValueError(f"column(s) with no observed value: {', '.join(empty)}")
     if holes and missing == "error":
         listed = ", ".join(f"{name} ({count})" for name, count in holes.items())
-        raise ValueError(f"missing cells in the key: {listed}; pass missing='fill' or 'keep'")
+        raise ValueError(f"missing cells in the key: {listed}; pass missing='fill' or missing='keep'")
 
