@@ -92,3 +92,31 @@ def test_mixed_flag_errors(tmp_path: Path) -> None:
         r = run("anonymize", "in.csv", "-k", "5", *FLAGS, *extra, cwd=tmp_path)
         assert r.returncode == 2 and message in r.stderr, (extra, r.stderr)
         assert "Traceback" not in r.stderr
+
+
+def test_mixed_release_scored_and_reported_over_the_whole_key(tmp_path: Path) -> None:
+    from report_checks import parse, resolve
+
+    df = people()
+    df.to_csv(tmp_path / "in.csv", index=False)
+    r = run("anonymize", "in.csv", "-k", "5", *FLAGS, "-o", "out.csv", "--report", "r.html", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = pd.read_csv(tmp_path / "out.csv")
+    cats = ["sex", "region", "education", "urban"]
+    a = ma.assess(df[["age", "hours"]].to_numpy(float), out[["age", "hours"]].to_numpy(float), k=5,
+                  categorical={c: (df[c].to_numpy(object), out[c].to_numpy(object)) for c in cats})
+    assert a.min_group_size >= 5 and a.meets_k
+    # over the numbers alone the classes are the same or larger: the whole key is what counts
+    assert ma.assess(df[["age", "hours"]].to_numpy(float), out[["age", "hours"]].to_numpy(float)).min_group_size >= a.min_group_size
+    d = a.to_dict()
+    assert 0 < d["categorical"]["sex"]["cells_changed"] < 1
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    cells = {key: value for key, value, _ in parse(html).cells}
+    for c in cats:
+        for m in ("cells_changed", "total_variation"):
+            assert float(cells[f"categorical.{c}.{m}"]) == pytest.approx(resolve(f"categorical.{c}.{m}", d), rel=1e-12)
+    assert float(cells["min_group_size"]) == d["min_group_size"]
+    r = run("assess", "in.csv", "out.csv", "--columns", ",".join(KEY), "--categorical", "urban", "-k", "5", cwd=tmp_path)
+    assert r.returncode == 0 and "meets it" in r.stdout and "sex:" in r.stdout, r.stderr
+    r = run("assess", "in.csv", "in.csv", "--columns", ",".join(KEY), "-k", "5", cwd=tmp_path)
+    assert r.returncode == 1 and "MISSES" in r.stdout

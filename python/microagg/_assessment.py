@@ -4,12 +4,13 @@ release report (:mod:`microagg.report`) is written from."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import risk, utility
-from ._assess_input import as_pair, as_weights, strata_codes
+from ._assess_input import F64, as_pair, as_weights, strata_codes
+from ._mixed.types import missing_cells, nominal_column
 from ._validation import check_bool, check_int
 from ._workflow import StratumMerge
 
@@ -55,6 +56,9 @@ class Assessment:
         The strata merged because they had fewer than k records, as the run reported them.
     weighted : bool
         Whether survey weights weighted the information loss and the moments.
+    categorical : tuple of (name, microagg.utility.CategoricalChanges)
+        Per categorical key attribute (``categorical=`` of :func:`assess`): the share of
+        cells changed and the total variation distance of the frequencies.
     """
 
     n_records: int
@@ -77,6 +81,7 @@ class Assessment:
     histograms: tuple[utility.AttributeHistogram, ...] = ()
     merges: tuple[StratumMerge, ...] = ()
     weighted: bool = False
+    categorical: tuple[tuple[str, utility.CategoricalChanges], ...] = ()
 
     @property
     def meets_k(self) -> Optional[bool]:
@@ -147,6 +152,10 @@ class Assessment:
             ],
             "merges": [{"stratum": m.stratum, "into": m.into, "size": m.size} for m in self.merges],
             "weighted": self.weighted,
+            "categorical": {
+                name: {"cells_changed": c.cells_changed, "total_variation": c.total_variation}
+                for name, c in self.categorical
+            },
         }
 
     def to_html(
@@ -217,6 +226,7 @@ def assess(
     k: Optional[int] = None,
     global_linkage: bool = False,
     merges: Iterable[Any] = (),
+    categorical: Optional[Mapping[str, Tuple[Any, Any]]] = None,
 ) -> Assessment:
     """Every risk and utility measure of the release ``Xm`` of ``X``: sdcMicro's ``dRisk``
     and ``dUtility`` measures, record linkage, the class sizes of k-anonymity and the
@@ -249,6 +259,11 @@ def assess(
         :data:`microagg.risk.GLOBAL_MAX_RECORDS` records; O(n³) time).
     merges : iterable of microagg.StratumMerge
         The strata merges of the run (``result.merges``), shown in the release report.
+    categorical : mapping of name to (original values, released values), optional
+        The categorical key columns of a mixed key (as :func:`microagg.anonymize` releases
+        them; None, NaN or pandas.NA missing): each attribute's share of cells changed and
+        total variation distance (:func:`microagg.utility.categorical_changes`), and the
+        class sizes are counted over the whole key, numbers and categories together.
     """
     names = _key_names(columns)
     if names is not None and hasattr(X, "columns"):
@@ -261,7 +276,9 @@ def assess(
     if k is not None:
         k = check_int(k, "k", minimum=2)
     global_linkage = check_bool(global_linkage, "global_linkage")
-    sizes, records = np.unique(risk.class_sizes(xm, strata), return_counts=True)
+    categories = _categorical_changes(categorical, n, w)
+    key = xm if categorical is None else np.column_stack([xm, *(_codes(r, name) for name, (_, r) in categorical.items())])
+    sizes, records = np.unique(risk.class_sizes(key, strata), return_counts=True)
     return Assessment(
         n_records=n,
         n_attributes=d,
@@ -283,7 +300,34 @@ def assess(
         histograms=tuple(utility.histograms(x, xm)),
         merges=tuple(_as_merge(m) for m in merges),
         weighted=w is not None,
+        categorical=categories,
     )
+
+
+def _categorical_changes(
+    categorical: Optional[Mapping[str, Tuple[Any, Any]]], n: int, w: Optional[F64]
+) -> tuple[tuple[str, utility.CategoricalChanges], ...]:
+    if categorical is None:
+        return ()
+    out = []
+    for name, pair in categorical.items():
+        try:
+            original, released = pair
+        except (TypeError, ValueError):
+            raise TypeError(f"categorical[{name!r}] must be (original values, released values)") from None
+        changes = utility.categorical_changes(original, released, w)
+        if len(np.asarray(original, dtype=object)) != n:
+            raise ValueError(f"categorical[{name!r}] has {len(np.asarray(original, dtype=object))} values, the data {n} records")
+        out.append((str(name), changes))
+    return tuple(out)
+
+
+def _codes(values: Any, name: str) -> F64:
+    """Released categories as float codes, NaN where missing (a wildcard in class sizes)."""
+    arr = np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else values, dtype=object)
+    missing = missing_cells(arr)
+    codes = nominal_column(name, arr, missing).values
+    return np.where(missing, np.nan, codes.astype(np.float64))
 
 
 def _key_names(columns: Optional[Sequence[str]]) -> Optional[list[str]]:

@@ -129,13 +129,13 @@ def run(args: argparse.Namespace) -> int:
         published = relabel_strata(strata, res.merges) if relabel else strata
         parameters = {name: value for name, value in options.items() if name != "by" and not hasattr(value, "shape")}
         parameters.update(k=args.k, method=args.method, by=args.by, weights=args.weights, engine="local",
-                          relabel=not args.no_relabel)
-        if kinds:
-            raise CliError("--report covers numeric keys; with categorical key columns use microagg report on the numeric part")
+                          relabel=not args.no_relabel, categorical_release=args.categorical_release,
+                          attribute_weights=args.attribute_weight or None, ordinal=args.ordinal or None)
         write_release_report(
             args.report, table, X, agg, strata=published, weights=weights, names=[table.names[j] for j in idx],
             k=args.k, p=0.05, jobs=args.jobs, merges=res.merges, files=(src, out), parameters=parameters,
             overwrite=args.overwrite,
+            categorical={table.names[j]: (kind, (table.categories(j), values[j])) for j, kind in kinds.items()},
         )
     if res.merges:
         print(

@@ -23,7 +23,7 @@ import numpy as np
 from .._api import METHODS, microaggregate
 from .._assessment import assess
 from .._workflow import relabel_strata
-from .columns import choose_columns, workflow_columns
+from .columns import categorical_key, choose_columns, workflow_columns
 from .common import (
     CliError,
     add_input_arguments,
@@ -64,6 +64,9 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--method", nargs="+", choices=METHODS, default=None, metavar="METHOD",
                    help="candidates: methods (default mdav); see 'microagg methods'")
     a.add_argument("--columns", help="comma-separated quasi-identifier columns (default: all numeric, minus --by, --weights)")
+    a.add_argument("--categorical", metavar="COL[,COL...]",
+                   help="a release: key columns whose values are categories (integer codes); text columns named in "
+                   "--columns are categories anyway")
     a.add_argument("--risk", choices=["linkage", "interval"], default="linkage",
                    help="risk on the R-U map's y axis (default: record linkage)")
     a.add_argument("-p", type=float, default=0.05, help="interval disclosure width in sds (default 0.05)")
@@ -88,10 +91,12 @@ def run(args: argparse.Namespace) -> int:
     return _score_release(args, data) if args.released else _compare_candidates(args, data)
 
 
-def release_inputs(args: argparse.Namespace, original: Table) -> tuple[Any, Any, Any, Any, list[str]]:
-    """What scoring ``args.released`` against ``original`` compares: the key of both files
-    (``--columns``, default every numeric column of the original but strata and weights),
-    the strata as the release publishes them, the original's weights, and the key's names."""
+def release_inputs(args: argparse.Namespace, original: Table) -> tuple[Any, Any, Any, Any, list[str], dict[str, Any]]:
+    """What scoring ``args.released`` against ``original`` compares: the numeric key of both
+    files (``--columns``, default every numeric column of the original but strata and
+    weights), the strata as the release publishes them, the original's weights, the numeric
+    key's names, and each categorical key column's (original, released) values (text
+    columns named in ``--columns``, and ``--categorical``)."""
     released = read_table(args.released, sep=args.sep, na_values=split(args.na_values))
     if released.n_rows != original.n_rows:
         raise CliError(
@@ -100,15 +105,26 @@ def release_inputs(args: argparse.Namespace, original: Table) -> tuple[Any, Any,
         )
     _, weights, reserved = workflow_columns(original, args.by, args.weights)
     strata, _, _ = workflow_columns(released, args.by, None)
-    cols = choose_columns(original, args.columns, reserved, args.missing != "error")
+    kinds = categorical_key(original, args.columns, reserved, split(args.categorical), {})
+    numeric = None if args.columns is None else ",".join(
+        c for c in split(args.columns) if c not in original.names or original.names.index(c) not in kinds)
+    cols = choose_columns(original, numeric, {**reserved, **{j: "a categorical key" for j in kinds}},
+                          args.missing != "error", allow_none=bool(kinds))
     names = [original.names[j] for j in cols]
-    absent = [c for c in names if c not in released.names]
+    absent = [c for c in names + [original.names[j] for j in kinds] if c not in released.names]
     if absent:
         raise CliError(f"{args.released} lacks the key column(s) {', '.join(absent)}")
+    if not cols:
+        raise CliError("the key has no numeric column; scoring needs at least one")
     X = np.column_stack(list(cols.values()))
     Xm = np.column_stack([_released_column(released, c) for c in names])
-    print(f"{X.shape[0]} records x {X.shape[1]} attributes ({', '.join(names)})", file=sys.stderr)
-    return X, Xm, strata, weights, names
+    categorical = {
+        original.names[j]: (original.categories(j), released.categories(released.names.index(original.names[j])))
+        for j in kinds
+    }
+    key = ", ".join([*names, *categorical])
+    print(f"{X.shape[0]} records x {X.shape[1] + len(categorical)} attributes ({key})", file=sys.stderr)
+    return X, Xm, strata, weights, names, categorical
 
 
 def _score_release(args: argparse.Namespace, original: Table) -> int:
@@ -117,14 +133,16 @@ def _score_release(args: argparse.Namespace, original: Table) -> int:
             raise CliError(f"{flag} compares candidates; it does not apply to scoring a release")
     if args.k is not None and len(args.k) > 1:
         raise CliError("a release is scored against one k (-k K)")
-    X, Xm, strata, weights, _ = release_inputs(args, original)
+    X, Xm, strata, weights, _, categorical = release_inputs(args, original)
     with in_cli_terms(original):
-        a = assess(X, Xm, by=strata, weights=weights, p=args.p, n_jobs=args.jobs).to_dict()
+        a = assess(X, Xm, by=strata, weights=weights, p=args.p, n_jobs=args.jobs, categorical=categorical).to_dict()
     k = args.k[0] if args.k else None
     row = {"original": args.input, "released": args.released, "n_records": a["n_records"],
            "n_attributes": a["n_attributes"], **{m: a[m] for m in MEASURES},
            "k_requested": "" if k is None else k, "meets_k": "" if k is None else a["min_group_size"] >= k}
     _print_table([row], args.p, ("information_loss",))
+    for name, c in a["categorical"].items():
+        print(f"  {name}: {100 * c['cells_changed']:.2f}% of its cells changed, total variation {c['total_variation']:.4f}")
     if k is not None:
         verdict = "meets" if row["meets_k"] else "MISSES"
         print(f"k requested {k}, achieved {a['min_group_size']} over the key{' within strata' if args.by else ''}: {verdict} it")

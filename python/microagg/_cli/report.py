@@ -29,6 +29,9 @@ def add_parser(sub: Any) -> None:
     r.add_argument("-o", "--output", required=True, metavar="HTML", help="the report to write")
     r.add_argument("-k", type=int, default=None, help="the k the release must reach (the summary says whether it does)")
     r.add_argument("--columns", help="comma-separated quasi-identifier columns (default: all numeric, minus --by, --weights)")
+    r.add_argument("--categorical", metavar="COL[,COL...]",
+                   help="key columns whose values are categories (integer codes); text columns named in "
+                   "--columns are categories anyway")
     r.add_argument("--by", metavar="COL[,COL...]", help="strata columns: classes are counted within strata")
     r.add_argument("--weights", metavar="COL", help="sampling-weight column of the original")
     r.add_argument("--missing", choices=_core.MISSING_MODES, default="error",
@@ -45,13 +48,13 @@ def run(args: argparse.Namespace) -> int:
     original = read_table(args.input, sep=args.sep, na_values=split(args.na_values))
     if original.n_rows == 0:
         raise CliError(f"{args.input} has no data rows")
-    X, Xm, strata, weights, names = release_inputs(args, original)
-    parameters = {"k": args.k, "key": ", ".join(names), "by": args.by, "weights": args.weights,
+    X, Xm, strata, weights, names, categorical = release_inputs(args, original)
+    parameters = {"k": args.k, "key": ", ".join([*names, *categorical]), "by": args.by, "weights": args.weights,
                   "missing": args.missing, "p": args.p}
     write_release_report(
         args.output, original, X, Xm, strata=strata, weights=weights, names=names, k=args.k, p=args.p,
         jobs=args.jobs, merges=(), files=(args.input, args.released), parameters=parameters,
-        overwrite=args.overwrite,
+        overwrite=args.overwrite, categorical={name: ("nominal", pair) for name, pair in categorical.items()},
     )
     return 0
 
@@ -72,16 +75,23 @@ def write_release_report(
     files: tuple[str, str],
     parameters: dict[str, Any],
     overwrite: bool,
+    categorical: Optional[dict[str, tuple[str, tuple[Any, Any]]]] = None,
 ) -> None:
-    """Assesses the release ``Xm`` of ``X`` (the key ``names``) and writes the report to
-    ``path`` under the output rules, with the provenance of both ``files`` and ``parameters``."""
+    """Assesses the release ``Xm`` of ``X`` (the numeric key ``names``; ``categorical`` maps
+    each categorical key column to its kind and (original, released) values) and writes the
+    report to ``path`` under the output rules, with the provenance of both ``files`` and
+    ``parameters``."""
+    categorical = categorical or {}
+    if X.shape[1] == 0:
+        raise CliError("the report needs at least one numeric key column")
     with in_cli_terms(original):
         a = assess(X, Xm, by=strata, weights=weights, p=p, n_jobs=jobs, columns=names, k=k,
-                   global_linkage=X.shape[0] <= GLOBAL_LINKAGE_MAX, merges=merges)
+                   global_linkage=X.shape[0] <= GLOBAL_LINKAGE_MAX, merges=merges,
+                   categorical={name: pair for name, (_, pair) in categorical.items()} or None)
     provenance = {
         "original": file_provenance(files[0]),
         "released": file_provenance(files[1]),
-        "key": {name: "numeric" for name in names},
+        "key": {**{name: "numeric" for name in names}, **{name: kind for name, (kind, _) in categorical.items()}},
         "parameters": parameters,
         "command": " ".join(["microagg", *sys.argv[1:]]),
     }

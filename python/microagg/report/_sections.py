@@ -146,7 +146,20 @@ def utility(d: dict[str, Any]) -> str:
     body = table(("measure", "value"), rows, "Overall")
     body += "<h3>Numeric attributes</h3>"
     body += numeric_attributes(d)
+    if d["categorical"]:
+        body += "<h3>Categorical attributes</h3>"
+        body += categorical_attributes(d)
     return section("utility", "Utility", body)
+
+
+def categorical_attributes(d: dict[str, Any]) -> str:
+    """Per categorical key attribute: the share of its cells the release changed and the
+    total variation distance between its original and released frequencies."""
+    rows = [[th(name), td(c["cells_changed"], f"categorical.{name}.cells_changed", "pct"),
+             td(c["total_variation"], f"categorical.{name}.total_variation")]
+            for name, c in d["categorical"].items()]
+    return table(("attribute", "cells changed", "total variation distance"), rows,
+                 f"Categories ({'weighted by the survey weights' if d['weighted'] else 'unweighted'})")
 
 
 def numeric_attributes(d: dict[str, Any]) -> str:
