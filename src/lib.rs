@@ -21,7 +21,7 @@
 //! Modules: [`dataset`] (validation, working copy), [`kernels`] (hot loops), [`partition`]
 //! (result and quality), [`parallel`] (threads), [`algorithms`] (one file per family),
 //! [`method`] (the catalogue), [`workflow`] (strata, parts, weights, aggregation: DESIGN §8,
-//! §10), [`missing`] and [`kernels_masked`] (missing values, DESIGN §8), [`index`] and
+//! §10), [`missing`] and [`workflow::completion`] (missing values), [`dense`] (small d × d solves), [`index`] and
 //! [`assess`] (nearest-neighbour indexes, record linkage: DESIGN §9), [`microaggregate()`]
 //! (the entry point).
 
@@ -31,6 +31,7 @@ mod cache_line;
 pub mod centroid_table;
 mod claims;
 pub mod dataset;
+pub mod dense;
 pub mod error;
 pub mod float;
 pub mod incremental;

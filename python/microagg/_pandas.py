@@ -64,6 +64,9 @@ def anonymize(
             if c in roles:
                 raise ValueError(f"column {c!r} is both a quasi-identifier and in {roles[c]}")
     X = numeric_matrix(frame, cols, name="df")
+    empty = [str(c) for j, c in enumerate(cols) if len(X) and np.isnan(X[:, j]).all()]
+    if empty and options.get("missing", "error") != "error":
+        raise ValueError(f"column(s) with no observed value (every cell missing): {', '.join(empty)}; drop them")
     res = microaggregate(X, k, method, by=strata, weights=weight_values, **options)
     return replace_columns(frame, cols, res.aggregated)
 

@@ -250,8 +250,8 @@ def _parser() -> argparse.ArgumentParser:
         "--missing",
         choices=["error", "fill", "keep"],
         default="error",
-        help="empty/NA/nan cells: refuse (default), group by partial distances and write the "
-        "group's value (fill) or leave them missing (keep)",
+        help="empty/NA/nan cells: refuse (default), or group on EM-completed values and write "
+        "the group's value (fill) or leave them missing (keep)",
     )
     a.add_argument(
         "--max-part",

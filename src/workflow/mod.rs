@@ -8,6 +8,7 @@
 //! group ([`aggregate`], inside the evaluation) → assemble the result.
 
 pub mod aggregate;
+pub mod completion;
 pub mod jobs;
 pub mod parts;
 pub mod strata;
