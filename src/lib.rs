@@ -37,7 +37,6 @@ pub mod float;
 pub mod incremental;
 pub mod index;
 pub mod kernels;
-pub mod kernels_masked;
 pub mod method;
 mod microaggregate;
 pub mod missing;

@@ -225,10 +225,8 @@ fn group<S: Float, T: Float>(
 ) -> Result<Partition> {
     let d = x.ncols();
     Ok(match *method {
-        Method::Mondrian(rule) => {
-            mondrian(scaling.rows_of::<S, T>(x)?, false, d, k, rule, exec, progress)
-        }
-        Method::Mona(opts) => mona(scaling.rows_of::<S, T>(x)?, false, d, k, opts, exec, progress),
+        Method::Mondrian(rule) => mondrian(scaling.rows_of::<S, T>(x)?, d, k, rule, exec, progress),
+        Method::Mona(opts) => mona(scaling.rows_of::<S, T>(x)?, d, k, opts, exec, progress),
         _ => on_working_set(WorkingSet::<T>::new(x, scaling)?, k, method, seed, exec, progress),
     })
 }
