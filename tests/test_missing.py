@@ -266,6 +266,8 @@ def test_cli_missing_end_to_end(tmp_path: Path) -> None:
         out = tmp_path / f"{mode}.csv"
         r = run_cli("anonymize", str(src), "-k", "4", "--missing", mode, "-o", str(out), cwd=tmp_path)
         assert r.returncode == 0, r.stderr
+        holes = sum(c.strip().lower() in ("", "na", "nan") for row in original for c in row[1:])
+        assert (f"; {holes} missing cells filled" in r.stdout) == (mode == "fill"), r.stdout
         with open(out, newline="") as f:
             rows = list(csv.reader(f))[1:]
         assert [row[0] for row in rows] == [row[0] for row in original]
@@ -278,6 +280,13 @@ def test_cli_missing_end_to_end(tmp_path: Path) -> None:
             for row, before, miss in zip(rows, original, missing_in):
                 for c, b, m in zip(row[1:], before[1:], miss):
                     assert (c == b) if m else (c.strip().lower() not in ("", "na", "nan"))
+
+
+def test_cli_names_a_column_with_no_observed_value(tmp_path: Path) -> None:
+    src = tmp_path / "in.csv"
+    src.write_text("age,income\n" + "".join(f"{20 + i},\n" for i in range(10)))
+    r = run_cli("anonymize", str(src), "-k", "3", "--columns", "age,income", "--missing", "fill", cwd=tmp_path)
+    assert r.returncode == 2 and "no observed value" in r.stderr and "'income'" in r.stderr, r.stderr
 
 
 def test_anonymize_passes_missing_through() -> None:

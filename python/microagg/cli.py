@@ -173,6 +173,9 @@ def _anonymize(args: argparse.Namespace) -> int:
     cols = _choose_columns(table, args.columns, reserved, args.missing != "error")
     idx = list(cols)
     X = np.column_stack(list(cols.values()))
+    empty = [table.names[j] for jj, j in enumerate(idx) if np.isnan(X[:, jj]).all()]
+    if empty:
+        raise CliError(f"column(s) with no observed value (every cell missing): {', '.join(map(repr, empty))}")
     params = dict(_parse_param(p) for p in args.param)
     t0 = time.perf_counter()
     res = _run_with_progress(
@@ -202,6 +205,7 @@ def _anonymize(args: argparse.Namespace) -> int:
     print(
         f"wrote {out}: {table.n_rows} records, columns {names}; k={args.k}, method={args.method}, "
         f"{res.n_groups} groups, information loss {100 * res.information_loss:.4f}% ({seconds:.2f} s)"
+        + (f"; {res.n_filled} missing cells filled" if res.n_filled else "")
     )
     for m in res.merges:
         print(f"merged stratum {m.stratum!r} ({m.size} records) into stratum {m.into!r}")
