@@ -13,9 +13,11 @@
 //! block's conditional mean, and its conditional covariance added to the sufficient
 //! statistics) and M-steps until the largest parameter change is below 1e-8 of the largest
 //! parameter, or 100 iterations. A singular covariance block gets a ridge of 1e-9·trace/d.
-//! Records are grouped by missingness pattern: each pattern keeps the sums and
-//! cross-products of its observed cells (computed once), so an iteration costs one small
-//! regression per pattern, whatever the number of records. Records with every attribute
+//! Records are grouped by missingness pattern: each pattern of at least d records keeps the
+//! sums and cross-products of its observed cells (computed once, at most the data's own size
+//! in all), so an iteration costs one small regression per pattern, whatever the number of
+//! records; a smaller pattern sums its records again at each iteration, which costs less
+//! than its regression. Records with every attribute
 //! missing carry no information: they are left out of the fit and completed with its means.
 //! The fit is unweighted, as the grouping is (sampling weights only change released values).
 
@@ -23,6 +25,7 @@ use crate::dense::{Cholesky, SquareMatrix};
 use crate::error::{Error, Result};
 use crate::float::Float;
 use ndarray::{Array2, ArrayView2};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Most EM iterations.
@@ -32,14 +35,45 @@ const TOLERANCE: f64 = 1e-8;
 /// The ridge added to a singular covariance block, per unit of its mean variance.
 const RIDGE: f64 = 1e-9;
 
-/// The records sharing one missingness pattern, and the sums of their observed cells
-/// (standardized) that the E-step needs: Σ x_O and Σ x_O x_Oᵀ, zero on missing attributes.
+/// The records sharing one missingness pattern, and (for d records or more) their [`Sums`].
 struct Pattern {
     observed: Vec<usize>,
     missing: Vec<usize>,
     records: Vec<usize>,
+    stored: Option<Sums>,
+}
+
+/// What the E-step needs of a pattern's records (standardized): Σ x_O and Σ x_O x_Oᵀ, zero
+/// on the missing attributes.
+#[derive(Clone)]
+struct Sums {
     sum: Vec<f64>,
     cross: SquareMatrix,
+}
+
+impl Pattern {
+    /// The pattern's sums: stored, or taken from `z` now.
+    fn sums(&self, z: &Array2<f64>) -> Cow<'_, Sums> {
+        match &self.stored {
+            Some(sums) => Cow::Borrowed(sums),
+            None => Cow::Owned(self.sum_over(z)),
+        }
+    }
+
+    fn sum_over(&self, z: &Array2<f64>) -> Sums {
+        let d = z.ncols();
+        let mut out = Sums { sum: vec![0.0; d], cross: SquareMatrix::zeros(d) };
+        for &i in &self.records {
+            let row = z.row(i);
+            for &a in &self.observed {
+                out.sum[a] += row[a];
+                for &b in &self.observed {
+                    *out.cross.at_mut(a, b) += row[a] * row[b];
+                }
+            }
+        }
+        out
+    }
 }
 
 /// A multivariate normal: mean and covariance.
@@ -65,7 +99,7 @@ struct Regression {
 pub fn complete<S: Float>(x: ArrayView2<S>) -> Result<Array2<S>> {
     let (z, mean, scale) = standardized(x)?;
     let patterns = patterns(&z);
-    let normal = fit(&patterns, x.ncols());
+    let normal = fit(&z, &patterns);
     let mut out = x.to_owned();
     for (i, row) in z.rows().into_iter().enumerate() {
         if row.iter().all(|v| v.is_nan()) {
@@ -125,28 +159,23 @@ fn patterns(z: &Array2<f64>) -> Vec<Pattern> {
                 observed: (0..d).filter(|&j| seen[j]).collect(),
                 missing: (0..d).filter(|&j| !seen[j]).collect(),
                 records: Vec::new(),
-                sum: vec![0.0; d],
-                cross: SquareMatrix::zeros(d),
+                stored: None,
             });
             out.len() - 1
         });
-        let p = &mut out[p];
-        p.records.push(i);
-        for &a in &p.observed {
-            p.sum[a] += row[a];
-            for &b in &p.observed {
-                *p.cross.at_mut(a, b) += row[a] * row[b];
-            }
-        }
+        out[p].records.push(i);
+    }
+    for p in out.iter_mut().filter(|p| p.records.len() >= d) {
+        p.stored = Some(p.sum_over(z));
     }
     out
 }
 
 /// EM from the observed means and available-case covariance (module doc).
-fn fit(patterns: &[Pattern], d: usize) -> Normal {
-    let mut normal = start(patterns, d);
+fn fit(z: &Array2<f64>, patterns: &[Pattern]) -> Normal {
+    let mut normal = start(z, patterns);
     for _ in 0..MAX_ITERATIONS {
-        let next = em_step(&normal, patterns);
+        let next = em_step(z, &normal, patterns);
         let change = max_abs_difference(&next, &normal);
         let size = next.mean.iter().chain(next.cov.values()).fold(0.0f64, |m, v| m.max(v.abs()));
         normal = next;
@@ -159,22 +188,25 @@ fn fit(patterns: &[Pattern], d: usize) -> Normal {
 
 /// The observed means, and the covariance of each pair over the records observing both
 /// (around those means); only its diagonal when that is not positive definite.
-fn start(patterns: &[Pattern], d: usize) -> Normal {
+fn start(z: &Array2<f64>, patterns: &[Pattern]) -> Normal {
+    let d = z.ncols();
     let (mut sum, mut count) = (vec![0.0; d], vec![0.0; d]);
     for p in patterns {
+        let sums = p.sums(z);
         for &j in &p.observed {
-            sum[j] += p.sum[j];
+            sum[j] += sums.sum[j];
             count[j] += p.records.len() as f64;
         }
     }
     let mean: Vec<f64> = sum.iter().zip(&count).map(|(s, c)| s / c).collect();
     let (mut cov, mut pairs) = (SquareMatrix::zeros(d), SquareMatrix::zeros(d));
     for p in patterns {
-        let m = p.records.len() as f64;
+        let (m, sums) = (p.records.len() as f64, p.sums(z));
         for &a in &p.observed {
             for &b in &p.observed {
-                *cov.at_mut(a, b) += p.cross.at(a, b) - mean[a] * p.sum[b] - mean[b] * p.sum[a]
-                    + m * mean[a] * mean[b];
+                *cov.at_mut(a, b) +=
+                    sums.cross.at(a, b) - mean[a] * sums.sum[b] - mean[b] * sums.sum[a]
+                        + m * mean[a] * mean[b];
                 *pairs.at_mut(a, b) += m;
             }
         }
@@ -190,17 +222,19 @@ fn start(patterns: &[Pattern], d: usize) -> Normal {
 
 /// One E-step and M-step: the expected sums and cross-products of the complete data given
 /// the observed cells under `normal`, turned into the next mean and covariance.
-fn em_step(normal: &Normal, patterns: &[Pattern]) -> Normal {
+fn em_step(z: &Array2<f64>, normal: &Normal, patterns: &[Pattern]) -> Normal {
     let d = normal.mean.len();
     let (mut t1, mut t2) = (vec![0.0; d], SquareMatrix::zeros(d));
     let mut n = 0.0;
     for p in patterns {
         let m = p.records.len() as f64;
+        let sums = p.sums(z);
+        let (sum, cross) = (&sums.sum, &sums.cross);
         n += m;
         for &a in &p.observed {
-            t1[a] += p.sum[a];
+            t1[a] += sum[a];
             for &b in &p.observed {
-                *t2.at_mut(a, b) += p.cross.at(a, b);
+                *t2.at_mut(a, b) += cross.at(a, b);
             }
         }
         if p.missing.is_empty() {
@@ -211,13 +245,13 @@ fn em_step(normal: &Normal, patterns: &[Pattern]) -> Normal {
         let coef = |a: usize| &r.coef[a * o..(a + 1) * o];
         // Σ x̂_M = m·intercept + coef·Σ x_O.
         let coef_sum: Vec<f64> = (0..p.missing.len())
-            .map(|a| coef(a).iter().zip(&p.observed).map(|(c, &j)| c * p.sum[j]).sum())
+            .map(|a| coef(a).iter().zip(&p.observed).map(|(c, &j)| c * sum[j]).sum())
             .collect();
         // coef · Σ x_O x_Oᵀ, |M| × |O|.
         let coef_cross: Vec<f64> = (0..p.missing.len())
             .flat_map(|a| {
                 p.observed.iter().map(move |&b| {
-                    coef(a).iter().zip(&p.observed).map(|(c, &j)| c * p.cross.at(j, b)).sum()
+                    coef(a).iter().zip(&p.observed).map(|(c, &j)| c * cross.at(j, b)).sum()
                 })
             })
             .collect();
@@ -226,7 +260,7 @@ fn em_step(normal: &Normal, patterns: &[Pattern]) -> Normal {
             t1[ja] += m * ia + sa;
             // Σ x̂_a x_b = intercept_a Σ x_b + (coef Σ x_O x_Oᵀ)_ab.
             for (bi, &jb) in p.observed.iter().enumerate() {
-                let v = ia * p.sum[jb] + coef_cross[a * o + bi];
+                let v = ia * sum[jb] + coef_cross[a * o + bi];
                 *t2.at_mut(ja, jb) += v;
                 *t2.at_mut(jb, ja) += v;
             }
@@ -381,8 +415,13 @@ mod tests {
         x.mapv_inplace(|v| if uniform(&mut rng) < 0.2 { f64::NAN } else { v });
         let (z, _, _) = standardized(x.view()).unwrap();
         let patterns = patterns(&z);
-        let normal = fit(&patterns, 3);
-        let again = em_step(&normal, &patterns);
+        let normal = fit(&z, &patterns);
+        let again = em_step(&z, &normal, &patterns);
+        // Sums taken again at each iteration are the stored ones, bit for bit.
+        let mut unstored = super::patterns(&z);
+        unstored.iter_mut().for_each(|p| p.stored = None);
+        assert!(patterns.iter().all(|p| p.stored.is_some()));
+        assert_eq!(fit(&z, &unstored), normal);
         assert!(max_abs_difference(&normal, &again) < 1e-7, "{normal:?} vs {again:?}");
         // And it is a proper covariance: symmetric, positive definite.
         assert!(Cholesky::of(&normal.cov).is_some());
