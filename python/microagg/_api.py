@@ -229,7 +229,8 @@ def microaggregate(
     ValueError
         Empty, non-2-D or non-finite data, ``k`` out of range, an unknown method or
         parameter, strata smaller than ``k`` (with ``small_strata="error"``), bad weights,
-        an unknown ``aggregation`` or ``small_strata``, ``trim`` outside [0, 0.5].
+        an unknown ``aggregation`` or ``small_strata``, ``trim`` outside [0, 0.5], a column
+        with no observed value (``missing="fill"`` or ``"keep"``).
     """
     arr, single = as_data_matrix(X, dtype)
     k = check_int(k, "k", minimum=1)
