@@ -21,9 +21,9 @@
 //! Modules: [`dataset`] (validation, working copy), [`kernels`] (hot loops), [`partition`]
 //! (result and quality), [`parallel`] (threads), [`algorithms`] (one file per family),
 //! [`method`] (the catalogue), [`workflow`] (strata, parts, weights, aggregation: DESIGN §8,
-//! §10), [`missing`] and [`workflow::completion`] (missing values), [`dense`] (small d × d solves), [`index`] and
-//! [`assess`] (nearest-neighbour indexes, record linkage: DESIGN §9), [`microaggregate()`]
-//! (the entry point).
+//! §10), [`missing`] and [`workflow::completion`] (missing values), [`dense`] (small d × d
+//! solves), [`index`] and [`assess`] (nearest-neighbour indexes, record linkage: DESIGN §9),
+//! [`microaggregate()`] (the entry point).
 
 pub mod algorithms;
 pub mod assess;
