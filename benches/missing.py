@@ -1,126 +1,132 @@
-"""Missing values (docs/workflow.md#missing-values): quality of ``missing="fill"`` and the cost of
-the masked kernels.
+"""Missing values: quality and cost of grouping on EM-completed coordinates (``missing="fill"``).
 
-(a) Census and EIA with 5% of the cells missing at random: IL on the observed cells of MDAV
-    with ``missing="fill"`` (partial distances) against the naive route (column-mean
-    imputation, then MDAV on complete data), both measured by
-    ``information_loss(X_with_nan, labels, missing="fill")``, for k = 3, 5, 10.
-(b) MDAV on n Gaussian records (default 100 000), d = 15, k = 5: complete data against the
-    same data with 5% of the cells missing (float64 and float32).
-(c) Complete data before and after the missing-value change (``--before DIR``: a directory
-    holding the old ``microagg`` package, e.g. ``pip install --no-deps --target DIR old.whl``):
-    each timing runs in its own process, old and new alternating; must be unchanged.
+(a) Census, EIA and Tarragona with 5% of the cells missing completely at random, k = 5: IL over
+    all cells against the true values (sum over every cell of the squared standardized gap
+    between the release and the hidden truth, over the truth's SST) of ``missing="fill"``,
+    against the regression-completion recipe: complete each missing cell by chained linear
+    regressions on the other columns (numpy, 20 sweeps from the column means), run the same
+    method on the completed data, release its group means. Goal: within 5% of the recipe.
+(b) Adult (age, education-num, hours-per-week) with 3% of age and of hours-per-week missing,
+    k = 5, MDAV: the filled cells' mean error in sd of the true column (goal within +-0.1) and
+    each released column's variance over the original's (goal within +-10%).
+(c) Time: MDAV on complete data against the same data with missing cells (``fill``), the EM
+    completion alone (``microagg._core.complete_missing``) and MDAV on the completed matrix as
+    complete data: Adult (3% of two columns) and Gaussian n x 15 with 5% missing (default
+    n = 100 000). Goal: the difference is the EM.
 
 Prints and writes ``bench-results/missing.md``; asserts nothing.
 
-    python benches/missing.py --before /tmp/before [--n 100000] [--repeat 3]
+    MICROAGG_SHARED=/work/shared python benches/missing.py [--n 100000] [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
-import subprocess
-import sys
 
 import numpy as np
-from bench_common import timed, write
+from bench_common import load, timed, write
 
 import microagg as ma
+from microagg import _core
 
-# (method, n, d) of the complete-data timings of (c): every family whose code the change touched.
-COMPLETE_CASES = [("mdav", 100_000, 15), ("mdav-star", 20_000, 5), ("ona-star", 20_000, 5), ("md", 5_000, 5), ("mondrian-v", 1_000_000, 3)]
+METHODS = ("mdav", "mdav-star", "ona-star", "mondrian-v", "mona")
 
 
-def with_missing(X: np.ndarray, share: float, seed: int) -> np.ndarray:
-    """X with `share` of its cells set to NaN, at random."""
+def mcar(X: np.ndarray, share: float, seed: int, columns: list[int] | None = None) -> np.ndarray:
+    """X with `share` of its cells (of `columns`: all by default) set to NaN, at random."""
     Y = np.array(X, dtype=np.float64)
-    Y[np.random.default_rng(seed).random(Y.shape) < share] = np.nan
+    rng = np.random.default_rng(seed)
+    for j in range(Y.shape[1]) if columns is None else columns:
+        Y[rng.random(len(Y)) < share, j] = np.nan
     return Y
 
 
-def gaussian(n: int, d: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).normal(size=(n, d))
+def regression_completion(X: np.ndarray, sweeps: int = 20) -> np.ndarray:
+    """Each missing cell predicted by least squares on the other columns, sweep after sweep
+    (chained regressions), starting from the column means."""
+    hole = np.isnan(X)
+    C = np.where(hole, np.nanmean(X, axis=0), X)
+    for _ in range(sweeps):
+        for j in np.flatnonzero(hole.any(axis=0)):
+            design = np.column_stack([np.ones(len(C)), np.delete(C, j, axis=1)])
+            seen = ~hole[:, j]
+            beta = np.linalg.lstsq(design[seen], C[seen, j], rcond=None)[0]
+            C[hole[:, j], j] = design[hole[:, j]] @ beta
+    return C
+
+
+def il_against_truth(released: np.ndarray, truth: np.ndarray) -> float:
+    sd = truth.std(axis=0)
+    sd[sd == 0] = 1.0
+    return float((((released - truth) / sd) ** 2).sum() / (((truth - truth.mean(axis=0)) / sd) ** 2).sum())
 
 
 def quality_table() -> list[str]:
     lines = [
-        "| data | k | IL % fill (partial distances) | IL % mean imputation + MDAV | fill lower by |",
+        "| data | method | IL % vs truth, fill | IL % vs truth, regression recipe | fill / recipe |",
         "|---|---|---|---|---|",
     ]
-    for name in ("census", "eia"):
-        X = with_missing(getattr(ma.datasets, f"load_{name}")(), 0.05, seed=1)
-        imputed = np.where(np.isnan(X), np.nanmean(X, axis=0), X)
-        for k in (3, 5, 10):
-            fill = ma.microaggregate(X, k, "mdav", missing="fill")
-            naive = ma.microaggregate(imputed, k, "mdav")
-            il_fill = ma.information_loss(X, fill.labels, missing="fill")
-            il_naive = ma.information_loss(X, naive.labels, missing="fill")
-            lines.append(f"| {name} | {k} | {100 * il_fill:.3f} | {100 * il_naive:.3f} | {100 * (1 - il_fill / il_naive):.1f}% |")
+    for name in ("census", "eia", "tarragona"):
+        truth = load(name).astype(np.float64)
+        X = mcar(truth, 0.05, seed=1)
+        completed = regression_completion(X)
+        for method in METHODS:
+            fill = ma.microaggregate(X, 5, method, missing="fill").aggregated
+            recipe = ma.microaggregate(completed, 5, method).aggregated
+            a, b = il_against_truth(fill, truth), il_against_truth(recipe, truth)
+            lines.append(f"| {name} | {method} | {100 * a:.3f} | {100 * b:.3f} | {a / b:.3f} |")
             print(lines[-1], flush=True)
     return lines
 
 
-def other_methods_table() -> list[str]:
-    """The same comparison for every other method that takes missing values, k = 5."""
-    lines = ["| method | Census fill | Census naive | EIA fill | EIA naive |", "|---|---|---|---|---|"]
-    data = {}
-    for name in ("census", "eia"):
-        X = with_missing(getattr(ma.datasets, f"load_{name}")(), 0.05, seed=1)
-        data[name] = (X, np.where(np.isnan(X), np.nanmean(X, axis=0), X))
-    for method in ("md", "mdav-star", "ona-star", "mondrian", "mondrian-v", "mondrian-v2d", "mona", "mona-2d"):
-        cells = []
-        for X, imputed in data.values():
-            fill = ma.microaggregate(X, 5, method, missing="fill")
-            naive = ma.microaggregate(imputed, 5, method)
-            cells += [f"{100 * fill.information_loss:.3f}", f"{100 * ma.information_loss(X, naive.labels, missing='fill'):.3f}"]
-        lines.append(f"| {method} | {' | '.join(cells)} |")
-        print(lines[-1], flush=True)
+def adult_table() -> list[str]:
+    truth = load("adult")
+    X = mcar(truth, 0.03, seed=2, columns=[0, 2])
+    names = ("age", "education-num", "hours-per-week")
+    lines = [
+        "| release | column | filled cells | mean filled | mean true | bias (sd) | variance released / original |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    releases = {
+        "fill (EM completion)": ma.microaggregate(X, 5, "mdav", missing="fill").aggregated,
+        "regression recipe": ma.microaggregate(regression_completion(X), 5, "mdav").aggregated,
+    }
+    for label, released in releases.items():
+        for j, name in enumerate(names):
+            hole = np.isnan(X[:, j])
+            ratio = released[:, j].var() / truth[:, j].var()
+            if hole.any():
+                bias = (released[hole, j] - truth[hole, j]).mean() / truth[:, j].std()
+                cells = f"{hole.sum()} | {released[hole, j].mean():.2f} | {truth[hole, j].mean():.2f} | {bias:+.3f}"
+            else:
+                cells = "0 | - | - | -"
+            lines.append(f"| {label} | {name} | {cells} | {ratio:.3f} |")
+            print(lines[-1], flush=True)
     return lines
 
 
-def missing_timings(n: int, repeat: int) -> list[str]:
-    X = gaussian(n, 15)
-    Xm = with_missing(X, 0.05, seed=2)
-    lines = ["| dtype | complete (s) | 5% missing, fill (s) | ratio |", "|---|---|---|---|"]
-    for dtype in ("float64", "float32"):
-        t_c, _ = timed(lambda: ma.microaggregate(X, 5, "mdav", dtype=dtype), repeat)
-        t_m, _ = timed(lambda: ma.microaggregate(Xm, 5, "mdav", dtype=dtype, missing="fill"), repeat)
-        lines.append(f"| {dtype} | {t_c:.2f} | {t_m:.2f} | {t_m / t_c:.2f}x |")
-        print(lines[-1], flush=True)
-    return lines
-
-
-def worker(method: str, n: int, d: int) -> None:
-    """Times one complete-data run in this process and prints {seconds, sse} as JSON."""
-    X = gaussian(n, d, seed=3)
-    seconds, res = timed(lambda: ma.microaggregate(X, 5, method), 1)
-    print(json.dumps({"seconds": seconds, "sse": res.sse}))
-
-
-def in_process(path: str | None, method: str, n: int, d: int) -> dict[str, float]:
-    env = dict(os.environ)
-    if path is not None:
-        env["PYTHONPATH"] = path
-    cmd = [sys.executable, __file__, "--worker", method, str(n), str(d)]
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
-    result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
-    return result
-
-
-def before_after(before: str, repeat: int) -> list[str]:
-    after = os.environ.get("PYTHONPATH")
-    lines = ["| method | n x d | before (s) | after (s) | after / before | same SSE |", "|---|---|---|---|---|---|"]
-    for method, n, d in COMPLETE_CASES:
-        old, new = [], []
-        for _ in range(repeat):  # alternate, so that load changes hit both alike
-            old.append(in_process(before, method, n, d))
-            new.append(in_process(after, method, n, d))
-        t_old, t_new = min(r["seconds"] for r in old), min(r["seconds"] for r in new)
-        same = old[0]["sse"] == new[0]["sse"]
-        lines.append(f"| {method} | {n} x {d} | {t_old:.3f} | {t_new:.3f} | {t_new / t_old:.3f} | {same} |")
+def timing_table(n: int, repeat: int) -> list[str]:
+    adult = load("adult")
+    gauss = np.random.default_rng(3).normal(size=(n, 15))
+    cases = [
+        ("Adult 48842 x 3, 3% of 2 columns", adult, mcar(adult, 0.03, seed=2, columns=[0, 2])),
+        (f"Gaussian {n} x 15, 5% of cells", gauss, mcar(gauss, 0.05, seed=4)),
+    ]
+    lines = [
+        "| data | complete (s) | fill (s) | EM alone (s) | MDAV on the completed matrix (s) | fill - complete - EM (s) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, full, holes in cases:
+        completed = _core.complete_missing(holes)
+        t_c = t_f = t_em = t_on = float("inf")
+        for _ in range(repeat):  # interleaved, so that load changes hit every column alike
+            t_c = min(t_c, timed(lambda: ma.microaggregate(full, 5, "mdav"))[0])
+            t_f = min(t_f, timed(lambda: ma.microaggregate(holes, 5, "mdav", missing="fill"))[0])
+            t_em = min(t_em, timed(lambda: _core.complete_missing(holes))[0])
+            t_on = min(t_on, timed(lambda: ma.microaggregate(completed, 5, "mdav"))[0])
+        lines.append(f"| {label} | {t_c:.3f} | {t_f:.3f} | {t_em:.3f} | {t_on:.3f} | {t_f - t_c - t_em:+.3f} |")
         print(lines[-1], flush=True)
     return lines
 
@@ -129,31 +135,35 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--before", help="directory with the old microagg package for (c)")
-    p.add_argument("--worker", nargs=3, metavar=("METHOD", "N", "D"), help=argparse.SUPPRESS)
     args = p.parse_args()
-    if args.worker:
-        worker(args.worker[0], int(args.worker[1]), int(args.worker[2]))
-        return
-    load = os.getloadavg()
-    header = [
-        "# Missing values: quality and cost",
+    load_before = os.getloadavg()
+    lines = [
+        "# Missing values: grouping on EM-completed coordinates",
         "",
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; load average before "
-        f"timing {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}; one thread, best of {args.repeat}.",
+        "Written by `MICROAGG_SHARED=/work/shared python benches/missing.py` (seeds fixed). Machine: "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared); load average before "
+        f"{load_before[0]:.2f}; one thread, timings best of {args.repeat}.",
         "",
-        "## (a) IL on the observed cells, 5% of the cells missing at random (MDAV)",
+        "## (a) 5% of the cells missing at random, k = 5: IL over all cells against the truth",
+        "",
+        "IL % = 100 * sum over every cell of ((release - truth) / sd)^2 / SST of the truth. The recipe:",
+        "chained least-squares regressions complete the missing cells, the method groups the",
+        "completed data, the release is its group means. Goal: fill within 5% of the recipe.",
         "",
     ]
-    print("\n".join(header), flush=True)
-    lines = header + quality_table()
-    lines += ["", "IL % on the observed cells at k = 5 for the other methods that take missing values:", ""]
-    lines += other_methods_table()
-    lines += ["", f"## (b) MDAV, n = {args.n}, d = 15, k = 5: complete vs 5% missing", ""]
-    lines += missing_timings(args.n, args.repeat)
-    if args.before:
-        lines += ["", "## (c) Complete data before / after the change (Gaussian, k = 5, float64)", ""]
-        lines += before_after(args.before, args.repeat)
+    print("\n".join(lines), flush=True)
+    lines += quality_table()
+    lines += [
+        "",
+        "## (b) Adult, 3% of age and of hours-per-week missing, k = 5, MDAV",
+        "",
+        "Bias: mean of (released - true) over the filled cells, in sd of the true column. Goal:",
+        "within +-0.1 sd, and each column's released variance within +-10% of the original's.",
+        "",
+    ]
+    lines += adult_table()
+    lines += ["", "## (c) Time, MDAV, k = 5: complete data, the same data with missing cells, the EM alone", ""]
+    lines += timing_table(args.n, args.repeat)
     lines += ["", f"Load average after: {' / '.join(f'{v:.2f}' for v in os.getloadavg())}."]
     write("missing.md", lines)
 

@@ -28,9 +28,7 @@ fn bench_rules(c: &mut Criterion) {
             ("mondrian-v2d", CutRule::Variance2D),
         ] {
             g.bench_function(BenchmarkId::new(name, format!("d{d}")), |b| {
-                b.iter(|| {
-                    mondrian(rows.clone(), false, d, 5, rule, Exec::SEQUENTIAL, &Progress::new())
-                })
+                b.iter(|| mondrian(rows.clone(), d, 5, rule, Exec::SEQUENTIAL, &Progress::new()))
             });
         }
     }

@@ -31,8 +31,8 @@ pub fn validate<T: Float>(x: ArrayView2<T>) -> Result<()> {
     check(x, false).map(|_| ())
 }
 
-/// Checks the shape of the caller's data and that no value is ±∞; NaN marks a missing value
-/// (docs/workflow.md#missing-values). Returns whether any value is missing.
+/// Checks the shape of the caller's data and that no value is ±∞; NaN marks a missing value.
+/// Returns whether any value is missing.
 pub fn validate_missing<T: Float>(x: ArrayView2<T>) -> Result<bool> {
     check(x, true)
 }
@@ -83,8 +83,7 @@ impl Scaling {
     /// Column means and (if `standardize`) population standard deviations of validated data.
     /// Sums that would overflow (values near `f64::MAX`) are taken on rescaled values, so
     /// standardization works at any magnitude. Missing values (NaN) are left out: each column
-    /// is described by its observed values (docs/workflow.md#missing-values); a column with none
-    /// gets mean 0, scale 1.
+    /// is described by its observed values; a column with none gets mean 0, scale 1.
     pub fn fit<T: Float>(x: ArrayView2<T>, standardize: bool) -> Scaling {
         fn all<T: Float>(c: ndarray::ArrayView1<'_, T>) -> impl Iterator<Item = f64> + Clone + '_ {
             c.into_iter().map(|v| v.as_f64())
@@ -116,26 +115,12 @@ impl Scaling {
     /// the working precision `T`: the input of the algorithms that never use the column-major
     /// working copy (the Mondrian family). Fails like [`WorkingSet::new`] on overflow.
     pub fn rows_of<S: Float, T: Float>(&self, x: ArrayView2<S>) -> Result<Vec<f64>> {
-        self.rows_with::<S, T>(x, false)
-    }
-
-    /// [`Scaling::rows_of`] for data with missing values: each missing cell is `f64::NAN`
-    /// (a positive NaN, whatever the input's NaN was).
-    pub fn rows_of_missing<S: Float, T: Float>(&self, x: ArrayView2<S>) -> Result<Vec<f64>> {
-        self.rows_with::<S, T>(x, true)
-    }
-
-    fn rows_with<S: Float, T: Float>(&self, x: ArrayView2<S>, missing: bool) -> Result<Vec<f64>> {
         let mut rows = Vec::with_capacity(x.len());
         let mut total = 0.0;
         for (i, r) in x.rows().into_iter().enumerate() {
             for (j, v) in r.iter().enumerate() {
                 let z = T::from_f64_lossy(self.apply(j, v.as_f64())).as_f64();
                 if !z.is_finite() {
-                    if missing && v.is_nan() {
-                        rows.push(f64::NAN);
-                        continue;
-                    }
                     return Err(Error::Overflow { record: i });
                 }
                 total += z * z;
@@ -203,18 +188,11 @@ fn check_total_square(total: f64) -> Result<()> {
 
 /// The algorithms' working copy: centered (and scaled) values in column-major order, the
 /// precomputed ½‖x‖² of every record (F-MDAV §3.1) and the original index of each position.
-///
-/// With missing values (docs/workflow.md#missing-values) a missing cell is stored as 0, so ½‖x‖²
-/// and every dot product are over the observed cells, and each position has ⌈d/8⌉ bytes of
-/// missing-attribute bits (bit j % 8 of byte j / 8 set when attribute j is missing), stored
-/// column-major like the values: the masked kernels (`kernels_masked.rs`) correct the complete
-/// algebraic scores with them.
 #[derive(Debug, Clone)]
 pub struct WorkingSet<T> {
     n: usize,
     d: usize,
     cols: Vec<T>,
-    missing: Option<Vec<u8>>,
     half_norms: Vec<T>,
     ids: Vec<u32>,
     positions: Vec<u32>,
@@ -224,30 +202,11 @@ impl<T: Float> WorkingSet<T> {
     /// Builds the working copy of validated data. Fails with [`Error::Overflow`] when a
     /// squared norm does not fit the precision `T` (e.g. unscaled values above 1e19 in f32).
     pub fn new<S: Float>(x: ArrayView2<S>, scaling: &Scaling) -> Result<Self> {
-        Self::build(x, scaling, false)
-    }
-
-    /// [`WorkingSet::new`] for data with missing values (NaN): builds the missing bits.
-    pub fn with_missing<S: Float>(x: ArrayView2<S>, scaling: &Scaling) -> Result<Self> {
-        Self::build(x, scaling, true)
-    }
-
-    fn build<S: Float>(x: ArrayView2<S>, scaling: &Scaling, masked: bool) -> Result<Self> {
         let (n, d) = x.dim();
         let mut cols = Vec::with_capacity(n * d);
         for (j, c) in x.columns().into_iter().enumerate() {
             cols.extend(c.iter().map(|v| T::from_f64_lossy(scaling.apply(j, v.as_f64()))));
         }
-        let missing = masked.then(|| {
-            let mut bits = vec![0u8; n * d.div_ceil(8)];
-            for (j, c) in cols.chunks_exact_mut(n).enumerate() {
-                for (p, v) in c.iter_mut().enumerate().filter(|(_, v)| v.is_nan()) {
-                    bits[j / 8 * n + p] |= 1 << (j % 8);
-                    *v = T::zero();
-                }
-            }
-            bits
-        });
         let mut half_norms = vec![0.0f64; n];
         for c in cols.chunks_exact(n) {
             for (h, v) in half_norms.iter_mut().zip(c) {
@@ -260,7 +219,7 @@ impl<T: Float> WorkingSet<T> {
             return Err(Error::Overflow { record });
         }
         let ids: Vec<u32> = (0..n as u32).collect();
-        Ok(WorkingSet { n, d, cols, missing, half_norms, positions: ids.clone(), ids })
+        Ok(WorkingSet { n, d, cols, half_norms, positions: ids.clone(), ids })
     }
 
     /// Number of records.
@@ -279,25 +238,6 @@ impl<T: Float> WorkingSet<T> {
     #[inline]
     pub fn column(&self, j: usize) -> &[T] {
         &self.cols[j * self.n..(j + 1) * self.n]
-    }
-
-    /// True when the working set has missing values.
-    #[inline]
-    pub fn is_masked(&self) -> bool {
-        self.missing.is_some()
-    }
-
-    /// Byte `b` of the missing-attribute bits of every position (attributes 8b..8b+8, see
-    /// the type's doc), when the data has missing values.
-    #[inline]
-    pub fn missing_bits(&self, b: usize) -> Option<&[u8]> {
-        self.missing.as_ref().map(|bits| &bits[b * self.n..(b + 1) * self.n])
-    }
-
-    /// Whether attribute `j` of the record at position `p` is missing.
-    #[inline]
-    fn is_missing(&self, p: usize, j: usize) -> bool {
-        self.missing.as_ref().is_some_and(|b| b[j / 8 * self.n + p] >> (j % 8) & 1 == 1)
     }
 
     /// ½‖x‖² of every position.
@@ -350,27 +290,15 @@ impl<T: Float> WorkingSet<T> {
         s
     }
 
-    /// The record at position `p` (gathered from the columns; NaN where missing).
+    /// The record at position `p` (gathered from the columns).
     pub fn row(&self, p: usize) -> Vec<T> {
-        let mut row: Vec<T> = (0..self.d).map(|j| self.cols[j * self.n + p]).collect();
-        if self.is_masked() {
-            for (_, v) in row.iter_mut().enumerate().filter(|(j, _)| self.is_missing(p, *j)) {
-                *v = T::nan();
-            }
-        }
-        row
+        (0..self.d).map(|j| self.cols[j * self.n + p]).collect()
     }
 
-    /// Subtracts the record at position `p` from an f64 accumulator of length d (and, with
-    /// missing values, its observed attributes from the per-attribute `counts`).
-    pub fn subtract_row_from(&self, p: usize, acc: &mut [f64], counts: Option<&mut Vec<f64>>) {
+    /// Subtracts the record at position `p` from an f64 accumulator of length d.
+    pub fn subtract_row_from(&self, p: usize, acc: &mut [f64]) {
         for (j, a) in acc.iter_mut().enumerate() {
             *a -= self.cols[j * self.n + p].as_f64();
-        }
-        if let Some(counts) = counts {
-            for (_, c) in counts.iter_mut().enumerate().filter(|(j, _)| !self.is_missing(p, *j)) {
-                *c -= 1.0;
-            }
         }
     }
 
@@ -383,11 +311,6 @@ impl<T: Float> WorkingSet<T> {
         for c in self.cols.chunks_exact_mut(self.n) {
             c.swap(a, b);
         }
-        if let Some(bits) = &mut self.missing {
-            for c in bits.chunks_exact_mut(self.n) {
-                c.swap(a, b);
-            }
-        }
         self.half_norms.swap(a, b);
         self.ids.swap(a, b);
         self.positions[self.ids[a] as usize] = a as u32;
@@ -398,10 +321,9 @@ impl<T: Float> WorkingSet<T> {
     /// attribute values where they are: for a caller that reads values by id from a copy of
     /// its own (exact MDAV's compact copy, `algorithms/compact.rs`) and so saves d scattered
     /// writes per swap. Afterwards [`Self::column`], [`Self::row`] and the scores of this
-    /// working set no longer describe the positions; complete data only.
+    /// working set no longer describe the positions.
     #[inline]
     pub fn swap_keys(&mut self, a: usize, b: usize) {
-        debug_assert!(!self.is_masked(), "missing bits would go stale");
         self.half_norms.swap(a, b);
         self.ids.swap(a, b);
         self.positions[self.ids[a] as usize] = a as u32;
@@ -425,7 +347,6 @@ impl<T: Float> WorkingSet<T> {
 
     /// All records as f64 rows (row-major, n × d), indexed by original id: the layout the
     /// algorithms that access records at random (MD, MHM paths, ONA, Mondrian) work on.
-    /// Missing cells are NaN.
     pub fn rows_by_id(&self) -> Vec<f64> {
         let mut x = vec![0.0; self.n * self.d];
         for (j, c) in self.cols.chunks_exact(self.n).enumerate() {
@@ -433,17 +354,10 @@ impl<T: Float> WorkingSet<T> {
                 x[self.ids[p] as usize * self.d + j] = v.as_f64();
             }
         }
-        if self.is_masked() {
-            for p in 0..self.n {
-                for j in (0..self.d).filter(|&j| self.is_missing(p, j)) {
-                    x[self.ids[p] as usize * self.d + j] = f64::NAN;
-                }
-            }
-        }
         x
     }
 
-    /// Column sums (f64) over the positions `0..m` (of the observed values).
+    /// Column sums (f64) over the positions `0..m`.
     pub fn prefix_sums(&self, m: usize) -> Vec<f64> {
         self.column_sums(m, Exec::SEQUENTIAL)
     }
@@ -455,31 +369,15 @@ impl<T: Float> WorkingSet<T> {
         exec.map_indices(self.d, |j| self.column(j)[..m].iter().map(|v| v.as_f64()).sum())
     }
 
-    /// Observed values per column over the positions `0..m`, with missing values (else `None`).
-    pub fn prefix_counts(&self, m: usize) -> Option<Vec<f64>> {
-        self.is_masked().then(|| {
-            (0..self.d).map(|j| (0..m).filter(|&p| !self.is_missing(p, j)).count() as f64).collect()
-        })
-    }
-
-    /// Column means over the positions `0..m`, of the observed values: NaN for a column
-    /// with none (`m ≥ 1`).
+    /// Column means over the positions `0..m` (`m ≥ 1`).
     pub fn prefix_means(&self, m: usize) -> Vec<T> {
-        means(&self.prefix_sums(m), self.prefix_counts(m).as_deref(), m)
+        means(&self.prefix_sums(m), m)
     }
 }
 
-/// Means from column `sums` and the observed `counts` per column (`None`: `m` each); NaN for
-/// a column without observed values.
-pub fn means<T: Float>(sums: &[f64], counts: Option<&[f64]>, m: usize) -> Vec<T> {
-    match counts {
-        None => sums.iter().map(|s| T::from_f64_lossy(s / m as f64)).collect(),
-        Some(c) => sums
-            .iter()
-            .zip(c)
-            .map(|(s, &c)| if c > 0.0 { T::from_f64_lossy(s / c) } else { T::nan() })
-            .collect(),
-    }
+/// Means from column `sums` over `m` records, in the working precision.
+pub fn means<T: Float>(sums: &[f64], m: usize) -> Vec<T> {
+    sums.iter().map(|s| T::from_f64_lossy(s / m as f64)).collect()
 }
 
 #[cfg(test)]
@@ -498,7 +396,7 @@ mod tests {
     }
 
     #[test]
-    fn missing_values_are_left_out_of_the_scaling_and_marked_in_the_working_set() {
+    fn missing_values_are_left_out_of_the_scaling() {
         let nan = f64::NAN;
         let x = array![[1.0, nan, nan], [3.0, 5.0, nan], [nan, 7.0, nan]];
         assert_eq!(validate_missing(x.view()), Ok(true));
@@ -507,17 +405,6 @@ mod tests {
         assert_eq!(validate_missing(inf.view()), Err(Error::NonFinite { record: 0, attribute: 1 }));
         let s = Scaling::fit(x.view(), true);
         assert_eq!((s.mean, s.scale.clone()), (vec![2.0, 6.0, 0.0], vec![1.0, 1.0, 1.0]));
-        let ws = WorkingSet::<f32>::with_missing(x.view(), &Scaling::fit(x.view(), true)).unwrap();
-        assert_eq!(ws.column(0), &[-1.0, 1.0, 0.0]);
-        assert_eq!(ws.half_norms(), &[0.5, 1.0, 0.5]);
-        assert_eq!(ws.prefix_counts(3), Some(vec![2.0, 2.0, 0.0]));
-        assert_eq!(ws.prefix_means(2)[..2], [0.0, -1.0]);
-        let mut ws = ws;
-        ws.swap(0, 2);
-        let row: Vec<bool> = ws.row(0).iter().map(|v| v.is_nan()).collect();
-        assert_eq!(row, [true, false, true]);
-        let by_id = ws.rows_by_id();
-        assert!(by_id[1].is_nan() && by_id[2].is_nan() && by_id[8].is_nan() && by_id[0] == -1.0);
     }
 
     #[test]

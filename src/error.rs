@@ -31,9 +31,9 @@ pub enum Error {
     /// Strata with fewer than `k` records under `small_strata="error"`: each stratum's
     /// name and size (docs/workflow.md#small-and-merged-strata).
     SmallStrata { k: usize, strata: Vec<(String, usize)> },
-    /// The data has missing values and the method cannot take them
-    /// (docs/workflow.md#missing-values).
-    MissingUnsupported { method: &'static str },
+    /// A column has no observed value (every cell NaN): nothing to complete its missing
+    /// cells from, nothing to release (0-based attribute index).
+    NoObservedValue { attribute: usize },
 }
 
 impl fmt::Display for Error {
@@ -105,11 +105,10 @@ impl fmt::Display for Error {
                     if more > 0 { format!(" and {more} more") } else { String::new() }
                 )
             }
-            Error::MissingUnsupported { method } => write!(
+            Error::NoObservedValue { attribute } => write!(
                 f,
-                "method '{method}' cannot take missing values (NaN in X); the methods that can \
-                 are: {} (or impute the data first)",
-                crate::missing::MISSING_METHODS.join(", ")
+                "column {attribute} of X has no observed value (every cell is missing); \
+                 drop that column"
             ),
         }
     }

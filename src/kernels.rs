@@ -112,9 +112,8 @@ pub trait ScoreVisitor<T>: Send + Sized {
     fn merge(self, other: Self) -> Self;
 }
 
-/// How a scan scores a block of consecutive positions against its reference: the complete
-/// kernels ([`Complete`]) or the masked ones for missing values
-/// (`crate::kernels_masked::Partial`). Implementations are `#[inline(always)]`, so each is
+/// How a scan scores a block of consecutive positions against its reference (the kernels of
+/// [`Complete`], or a caller's own). Implementations are `#[inline(always)]`, so each is
 /// compiled into every instruction-set variant of the scan.
 pub trait BlockScorer<T>: Sync {
     /// Score rows one [`Self::fill`] writes: `out` holds `ROWS` rows of equal length, the

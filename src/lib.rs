@@ -21,9 +21,9 @@
 //! Modules: [`dataset`] (validation, working copy), [`kernels`] (hot loops), [`partition`]
 //! (result and quality), [`parallel`] (threads), [`algorithms`] (one file per family),
 //! [`method`] (the catalogue), [`workflow`] (strata, parts, weights, aggregation: docs/workflow.md,
-//! docs/scaling.md#partitioned-runs), [`missing`] and [`kernels_masked`] (missing values,
-//! docs/workflow.md#missing-values), [`index`] and [`assess`] (nearest-neighbour indexes, record
-//! linkage: docs/assessment.md#risk), [`microaggregate()`] (the entry point).
+//! docs/scaling.md#partitioned-runs), [`missing`] and [`workflow::completion`] (missing values), [`dense`] (small d × d
+//! solves), [`index`] and [`assess`] (nearest-neighbour indexes, record linkage: docs/assessment.md#risk),
+//! [`microaggregate()`] (the entry point).
 
 pub mod algorithms;
 pub mod assess;
@@ -31,12 +31,12 @@ mod cache_line;
 pub mod centroid_table;
 mod claims;
 pub mod dataset;
+pub mod dense;
 pub mod error;
 pub mod float;
 pub mod incremental;
 pub mod index;
 pub mod kernels;
-pub mod kernels_masked;
 pub mod method;
 mod microaggregate;
 pub mod missing;

@@ -17,10 +17,11 @@ use crate::dataset::{Scaling, WorkingSet, validate, validate_k, validate_missing
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::method::{Method, Path};
-use crate::missing::{self, Missing};
+use crate::missing::Missing;
 use crate::parallel::{Exec, Parallelism};
 use crate::partition::{Evaluation, Partition};
 use crate::progress::Progress;
+use crate::workflow::completion;
 use crate::workflow::jobs::group_parts;
 use crate::workflow::parts::{cut_into_parts, shared_scale};
 use crate::workflow::strata;
@@ -39,8 +40,8 @@ pub struct Options {
     pub parallelism: Parallelism,
     /// Seed of randomized methods (ONA); `None` means 0, so results are reproducible.
     pub seed: Option<u64>,
-    /// Missing values (NaN): refused, or grouped by partial distances
-    /// (docs/workflow.md#missing-values).
+    /// Missing values (NaN): refused, or grouped on completed coordinates and released as
+    /// [`Missing`] says.
     pub missing: Missing,
 }
 
@@ -87,9 +88,9 @@ pub fn microaggregate<S: Float, T: Float>(
 /// group (weighted) → assemble one result. Every stratum is grouped in the units of one
 /// scaling fitted on the whole file (centered on the stratum's own mean, which changes
 /// nothing but rounding), so IL is comparable across strata. With missing values allowed
-/// (`options.missing`), a job whose records have NaN is grouped by partial distances, its
-/// records with every attribute missing set aside and placed in its last group
-/// ([`missing::with_empty_records`]).
+/// (`options.missing`), the scaling comes from the observed values, every step up to the
+/// grouping sees the matrix completed once by EM ([`completion::complete`]), and the
+/// evaluation releases and scores the observed cells ([`Evaluation::weighted`]).
 pub fn microaggregate_with<S: Float, T: Float>(
     x: ArrayView2<S>,
     k: usize,
@@ -103,9 +104,6 @@ pub fn microaggregate_with<S: Float, T: Float>(
         Missing::Fill | Missing::Keep => validate_missing(x)?,
     };
     validate_k(k, x.nrows())?;
-    if has_missing {
-        missing::check_method(method)?;
-    }
     if let Some(w) = &workflow.weights {
         validate_weights(w, x.nrows())?;
     }
@@ -131,6 +129,10 @@ pub fn microaggregate_with<S: Float, T: Float>(
             Scaling { scale: fitted.scale.iter().map(|&s| shared_scale(s)).collect(), ..fitted }
         }
     };
+    // Grouping sees the completed coordinates; the release and IL, the observed cells.
+    let completed = if has_missing { Some(completion::complete(x)?) } else { None };
+    let observed = x;
+    let x = completed.as_ref().map_or(x, |c| c.view());
     let split = match &workflow.strata {
         Some(strata) => Some(strata::split(x, strata, k, workflow.small_strata, &scaling)?),
         None => None,
@@ -161,23 +163,7 @@ pub fn microaggregate_with<S: Float, T: Float>(
     }
     progress.reset();
     let job = |part: ArrayView2<S>, scaling: &Scaling, exec: Exec| {
-        let run = |sub: Option<ArrayView2<S>>| {
-            group::<S, T>(
-                sub.unwrap_or(part),
-                k,
-                method,
-                scaling,
-                has_missing,
-                options.seed,
-                exec,
-                progress,
-            )
-        };
-        if has_missing {
-            missing::with_empty_records(part, k, |v| v.is_nan(), run)
-        } else {
-            run(None)
-        }
+        group::<S, T>(part, k, method, scaling, options.seed, exec, progress)
     };
     let (partition, evaluation) = options.parallelism.install(|exec| {
         let jobs = match (workflow.max_part, &split) {
@@ -206,47 +192,42 @@ pub fn microaggregate_with<S: Float, T: Float>(
                 })
             }),
         }?;
-        debug_assert!(partition.check(k, method.max_group_size(k)).is_ok() || has_missing);
+        debug_assert!(partition.check(k, method.max_group_size(k)).is_ok());
         progress.finish(x.nrows());
         let (weights, aggregation) = (workflow.weights.as_deref(), workflow.aggregation);
-        let evaluation = Evaluation::weighted(x, &partition, &scaling, weights, aggregation, exec)?;
+        let completed = completed.as_ref().map(|c| c.view());
+        let evaluation = Evaluation::weighted(
+            observed,
+            completed,
+            &partition,
+            &scaling,
+            weights,
+            aggregation,
+            exec,
+        )?;
         Ok::<_, Error>((partition, evaluation))
     })??;
     let merges = split.map_or_else(Vec::new, |s| s.merges);
     Ok(Outcome { partition, evaluation, merges })
 }
 
-/// Groups the records of `x` (one stratum, or the whole file) with `method`, in the units
-/// of `scaling`; with `has_missing`, on the masked working set (or, for the Mondrian family,
-/// with each missing cell at its column's observed mean; MONA's ONA* parts see the NaN
-/// cells). The Mondrian family works on row-major records and needs no column-major copy.
-#[allow(clippy::too_many_arguments)]
+/// Groups the records of `x` (one stratum, or the whole file; complete data) with `method`,
+/// in the units of `scaling`. The Mondrian family works on row-major records and needs no
+/// column-major copy.
 fn group<S: Float, T: Float>(
     x: ArrayView2<S>,
     k: usize,
     method: &Method,
     scaling: &Scaling,
-    has_missing: bool,
     seed: Option<u64>,
     exec: Exec,
     progress: &Progress,
 ) -> Result<Partition> {
     let d = x.ncols();
-    // The Mondrian family works on row-major records and needs no column-major copy.
-    let rows = |x| {
-        if has_missing { scaling.rows_of_missing::<S, T>(x) } else { scaling.rows_of::<S, T>(x) }
-    };
     Ok(match *method {
-        Method::Mondrian(rule) => mondrian(rows(x)?, has_missing, d, k, rule, exec, progress),
-        Method::Mona(opts) => mona(rows(x)?, has_missing, d, k, opts, exec, progress),
-        _ => {
-            let ws = if has_missing {
-                WorkingSet::<T>::with_missing(x, scaling)?
-            } else {
-                WorkingSet::<T>::new(x, scaling)?
-            };
-            on_working_set(ws, k, method, seed, exec, progress)
-        }
+        Method::Mondrian(rule) => mondrian(scaling.rows_of::<S, T>(x)?, d, k, rule, exec, progress),
+        Method::Mona(opts) => mona(scaling.rows_of::<S, T>(x)?, d, k, opts, exec, progress),
+        _ => on_working_set(WorkingSet::<T>::new(x, scaling)?, k, method, seed, exec, progress),
     })
 }
 

@@ -122,7 +122,7 @@ impl Evaluation {
         partition: &Partition,
         scaling: &Scaling,
     ) -> Result<Self> {
-        Self::weighted(x, partition, scaling, None, Aggregation::Mean, Exec::SEQUENTIAL)
+        Self::weighted(x, None, partition, scaling, None, Aggregation::Mean, Exec::SEQUENTIAL)
     }
 
     /// Computes centroids (f64, plain means), the released values of `aggregation` (with
@@ -132,16 +132,18 @@ impl Evaluation {
     /// each group's rows are read together: one random pass over `x`. Each group value comes
     /// from the group's (value, weight) pairs of one attribute ([`group_value`]).
     ///
-    /// Missing values (NaN, docs/workflow.md#missing-values) are left out: centroids and group
-    /// values come from the observed values, SSE and SST are sums over the observed cells (SST
-    /// around the observed column means), and an attribute no member of a group observes gets the
-    /// column's observed mean (adding nothing to SSE), so a filled release has no gap. On
+    /// Missing values (NaN) are left out: centroids and group values come from the observed
+    /// values, SSE and SST are sums over the observed cells (SST around the observed column
+    /// means). An attribute no member of a group observes gets the aggregate of the members'
+    /// `completed` values (the coordinates they were grouped on), or without them the
+    /// column's observed mean; it adds nothing to SSE, and a filled release has no gap. On
     /// data without NaN this is the plain computation (bit for bit up to 4 096 groups).
     /// Groups are evaluated in chunks of 4 096 (in parallel where `exec` allows) whose sums
     /// are added in chunk order, so every thread count gives the same bits. Fails with
     /// [`Error::SumOverflow`] if the sums of squares overflow.
     pub fn weighted<T: Float>(
         x: ArrayView2<T>,
+        completed: Option<ArrayView2<T>>,
         partition: &Partition,
         scaling: &Scaling,
         weights: Option<&[f64]>,
@@ -174,6 +176,12 @@ impl Evaluation {
                         let v = x[[i as usize, j]].as_f64();
                         (!v.is_nan()).then(|| (v, weight(i as usize)))
                     }));
+                    if pairs.is_empty()
+                        && let Some(c) = completed
+                    {
+                        let value = |&i: &u32| (c[[i as usize, j]].as_f64(), weight(i as usize));
+                        pairs.extend(members.iter().map(value));
+                    }
                     let (centroid, v) = if pairs.is_empty() {
                         (mean[j], mean[j])
                     } else if centroid_only {
@@ -296,7 +304,7 @@ mod tests {
         let p = Partition::from_labels((0..n).map(|i| (i / 5) as u32).collect()).unwrap();
         let s = Scaling::fit(x.view(), true);
         for how in [Aggregation::Mean, Aggregation::Median] {
-            let on = |exec| Evaluation::weighted(x.view(), &p, &s, Some(&weights), how, exec);
+            let on = |exec| Evaluation::weighted(x.view(), None, &p, &s, Some(&weights), how, exec);
             let one = on(Exec::SEQUENTIAL).unwrap();
             for jobs in [2, 3] {
                 let par = crate::Parallelism::from_n_jobs(jobs).unwrap();

@@ -39,7 +39,7 @@ def test_compact_scan_is_automatic_only_where_it_applies() -> None:
     X = _shaped("gaussian", 20_000, 12)
     auto = ma.microaggregate(X, 4, dtype="float32")
     assert (auto.labels == ma.microaggregate(X, 4, dtype="float32", compact_scan=False).labels).all()
-    # With missing values the exact masked scans run whatever the switch says.
+    # With missing values the completed records take the compact scan too: the same groups.
     Xm = X.copy()
     Xm[::7, 3] = np.nan
     on = ma.microaggregate(Xm, 4, missing="fill", compact_scan=True)

@@ -62,6 +62,9 @@ class MicroaggregationResult:
         How missing values (NaN) were treated: ``"error"``, ``"fill"`` or ``"keep"``.
     missing_cells : ndarray of bool, shape (n, d), or None
         With ``missing="keep"``, the cells that were missing in ``X`` (None when none was).
+    n_filled : int
+        With ``missing="fill"``, how many cells were missing in ``X`` and hold their group's
+        value in :attr:`aggregated`; 0 otherwise.
     """
 
     labels: npt.NDArray[np.int64]
@@ -76,6 +79,7 @@ class MicroaggregationResult:
     released_values: Optional[npt.NDArray[np.float64]] = field(default=None, repr=False)
     missing: str = "error"
     missing_cells: Optional[npt.NDArray[np.bool_]] = None
+    n_filled: int = 0
 
     @property
     def group_sizes(self) -> npt.NDArray[np.int64]:
@@ -99,9 +103,10 @@ class MicroaggregationResult:
     def aggregated(self) -> npt.NDArray[np.float64]:
         """The k-anonymous data: every record replaced by its group's value, shape (n, d).
 
-        With missing values, a group's value comes from its observed values:
-        ``missing="fill"`` releases it in every cell (all rows of a group identical),
-        ``missing="keep"`` leaves the cells that were missing in ``X`` as NaN. Such a
+        With missing values, a group's value comes from its observed values (from its
+        members' completed values where none observed the attribute): ``missing="fill"``
+        releases it in every cell (all rows of a group identical), ``missing="keep"`` leaves
+        the cells that were missing in ``X`` as NaN. Such a
         release is k-anonymous when a missing value is read as matching any value
         (sdcMicro's convention, which :func:`is_k_anonymous` and :func:`microagg.assess`
         count): a group's rows agree on every cell two of them observe. Read as a value of
@@ -191,19 +196,21 @@ def microaggregate(
         median). Only ``aggregation="trim"`` takes it.
     missing : {"error", "fill", "keep"}, default "error"
         Missing values (NaN) in ``X``. ``"error"`` refuses them. ``"fill"`` and ``"keep"``
-        group records by the partial distance (over the attributes observed in both,
-        scaled by d / their number); centroids are means of the observed values, and
-        SSE/SST count observed cells only. ``"fill"`` releases the group's value in every
-        cell (k-anonymous rows); ``"keep"`` leaves missing cells missing in
-        ``aggregated``. A record with every attribute missing joins the last group
-        created. Methods that take missing values: ``"mdav"``, ``"md"``, ``"mdav-star"``,
-        ``"ona-star"``, ``"mondrian"``, ``"mondrian-v"``, ``"mondrian-v2d"``, ``"mona"``,
-        ``"mona-2d"`` (the Mondrian cuts place a record whose cut attribute is missing at
-        the column's observed mean). Infinity is always an error.
+        group records on completed coordinates: each missing cell is replaced, for grouping
+        only, by its conditional expectation given the record's observed attributes under a
+        multivariate normal fitted by EM to the standardized data (unweighted; a record
+        with nothing observed gets the fitted means). Every method then runs as on complete
+        data. Standardization uses each column's observed values; a group releases the
+        aggregate of its observed values of each attribute (of its members' completed
+        values where none observed it), and SSE/SST count observed cells only. ``"fill"``
+        releases the group's value in every cell (k-anonymous rows); ``"keep"`` leaves
+        missing cells missing in ``aggregated``. A column with no observed value is a
+        ``ValueError`` naming it; infinity is always an error.
     max_part : int, optional
-        Partitioned run (docs/scaling.md#partitioned-runs): Mondrian-V cuts every stratum (on the
-        standardized values, at position floor(m/2) of the order (value, row index), missing values
-        last) until every part has at most ``max_part`` records, then the method groups each part
+        Partitioned run (docs/scaling.md#partitioned-runs): Mondrian-V cuts every stratum (on the standardized
+        values, at position floor(m/2) of the order (value, row index); missing cells at their
+        completed values)
+        until every part has at most ``max_part`` records, then the method groups each part
         on its own, parts in parallel under ``n_jobs``. MONA generalised to any method: how a
         quadratic method scales to millions of records, at a small IL cost (docs/scaling.md).
         At least ``2 * k``.
@@ -212,10 +219,10 @@ def microaggregate(
         ``partial_sort``, ``centroid_by_subtraction`` (F-MDAV's strategies) and
         ``norm_pruning`` (microagg's exact pruned search for the farthest record), all True
         by default; all False with float64 is the traditional MDAV. ``spatial_index``
-        (bool; unset = automatic: on without missing values for at most 5 attributes and at
+        (bool; unset = automatic: on for at most 5 attributes and at
         least 20 000 records, or at most 8 and at least 100 000) answers each round's farthest/nearest queries from a k-d
         tree with deletions instead of full passes: the same partition, about n log n in
-        low dimension. ``compact_scan`` (bool; unset = automatic: on without missing values
+        low dimension. ``compact_scan`` (bool; unset = automatic: on
         from 20 000 records where the k-d tree is not used) makes each pass read an int8
         copy of the records (a quarter of the bytes of float32) and re-check the few
         records that could be selected with the exact scores: the same partition, 2-3x
@@ -236,7 +243,8 @@ def microaggregate(
     ValueError
         Empty, non-2-D or non-finite data, ``k`` out of range, an unknown method or
         parameter, strata smaller than ``k`` (with ``small_strata="error"``), bad weights,
-        an unknown ``aggregation`` or ``small_strata``, ``trim`` outside [0, 0.5].
+        an unknown ``aggregation`` or ``small_strata``, ``trim`` outside [0, 0.5], a column
+        with no observed value (``missing="fill"`` or ``"keep"``).
     """
     arr, single = as_data_matrix(X, dtype)
     k = check_k(k)
@@ -272,7 +280,7 @@ def microaggregate(
         max_part=None if max_part is None else check_int(max_part, "max_part", minimum=1),
         scale=scale,
     )
-    cells = np.isnan(arr) if missing == "keep" else None
+    cells = np.isnan(arr) if missing in ("fill", "keep") else None
     return MicroaggregationResult(
         labels,
         n_groups,
@@ -285,7 +293,8 @@ def microaggregate(
         merges=tuple(StratumMerge(strata[s], strata[t], size) for s, t, size in merges),
         released_values=released,
         missing=missing,
-        missing_cells=cells if cells is not None and cells.any() else None,
+        missing_cells=cells if missing == "keep" and cells is not None and cells.any() else None,
+        n_filled=int(cells.sum()) if missing == "fill" and cells is not None else 0,
     )
 
 

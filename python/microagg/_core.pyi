@@ -11,6 +11,7 @@ __all__ = [
     "Progress",
     "microaggregate_array",
     "evaluate_labels",
+    "complete_missing",
     "method_parameters",
     "plan_incremental",
     "IncrementalState",
@@ -73,6 +74,7 @@ def microaggregate_array(
 def evaluate_labels(
     x: _Data, labels: npt.NDArray[np.int64], *, standardize: bool, missing: str = "error"
 ) -> tuple[npt.NDArray[np.float64], float, float]: ...
+def complete_missing(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
 def method_parameters(method: str) -> tuple[str, ...]: ...
 
 CRITICAL_HEAD_START: float

@@ -110,6 +110,9 @@ def anonymize(
         )
     else:
         X = numeric_matrix(frame, cols, name="df")
+        empty = [str(c) for j, c in enumerate(cols) if len(X) and np.isnan(X[:, j]).all()]
+        if empty and options.get("missing", "error") != "error":
+            raise ValueError(f"column(s) with no observed value (every cell missing): {', '.join(empty)}; drop them")
         res = microaggregate(X, k, method, by=strata, weights=weight_values, **options)
         out = replace_columns(frame, cols, res.aggregated)
     if not res.merges:

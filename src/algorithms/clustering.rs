@@ -6,13 +6,9 @@
 //! the order ONA*'s phases visit them in (docs/algorithms.md#ona-and-ona-star). Records are
 //! addressed by their original id; their (standardized) values are kept row-major in f64 for random
 //! access.
-//!
-//! With missing values (NaN cells, docs/workflow.md#missing-values) the statistics are those of the
-//! observed cells (`clusters.rs`) and the nearest centroid is searched by brute force over the
-//! clusters: the projection bound of [`CentroidIndex`] does not hold for partial distances.
 
 use super::centroid_index::{CentroidIndex, principal_axis};
-use super::clusters::ClusterStats;
+use super::clusters::{ClusterStats, sse};
 use super::mdav_star::mdav_star;
 use super::spatial::Accelerators;
 use crate::dataset::{Scaling, WorkingSet};
@@ -22,24 +18,23 @@ use crate::partition::Partition;
 use crate::progress::Progress;
 use ndarray::Array2;
 
-/// Records as f64 rows (row-major), indexed by id; NaN marks a missing value.
+/// Records as f64 rows (row-major), indexed by id.
 #[derive(Debug, Clone)]
 pub struct Rows {
     values: Array2<f64>,
-    missing: bool,
 }
 
 impl Rows {
     /// The working set's values by original id.
     pub fn of<T: Float>(ws: &WorkingSet<T>) -> Self {
         let values = Array2::from_shape_vec((ws.n(), ws.d()), ws.rows_by_id()).expect("n x d");
-        Rows { values, missing: ws.is_masked() }
+        Rows { values }
     }
 
-    /// Rows given row-major (n × d), indexed by id; `missing` tells whether any is NaN.
-    pub fn from_row_major(values: Vec<f64>, d: usize, missing: bool) -> Self {
+    /// Rows given row-major (n × d), indexed by id.
+    pub fn from_row_major(values: Vec<f64>, d: usize) -> Self {
         let n = values.len() / d;
-        Rows { values: Array2::from_shape_vec((n, d), values).expect("n x d"), missing }
+        Rows { values: Array2::from_shape_vec((n, d), values).expect("n x d") }
     }
 
     /// The subset `ids` (in that order) as a new set of rows.
@@ -47,12 +42,7 @@ impl Rows {
         let d = self.values.ncols();
         let values =
             Array2::from_shape_fn((ids.len(), d), |(i, j)| self.values[[ids[i] as usize, j]]);
-        Rows { values, missing: self.missing }
-    }
-
-    /// True when values may be missing (NaN).
-    pub fn has_missing(&self) -> bool {
-        self.missing
+        Rows { values }
     }
 
     /// Number of records.
@@ -77,12 +67,7 @@ impl Rows {
         let sub = self.subset(ids);
         let identity =
             Scaling { mean: vec![0.0; sub.values.ncols()], scale: vec![1.0; sub.values.ncols()] };
-        let ws = if self.missing {
-            WorkingSet::<f64>::with_missing(sub.values.view(), &identity)
-        } else {
-            WorkingSet::<f64>::new(sub.values.view(), &identity)
-        }
-        .expect("validated data");
+        let ws = WorkingSet::<f64>::new(sub.values.view(), &identity).expect("validated data");
         let p = mdav_star(ws, k, plus, Accelerators::default(), Exec::SEQUENTIAL, &Progress::new());
         let mut groups = vec![Vec::new(); p.n_groups()];
         for (&id, &l) in ids.iter().zip(p.labels()) {
@@ -99,24 +84,22 @@ pub struct Clustering<'a> {
     members: Vec<Vec<u32>>,
     stats: ClusterStats,
     cluster_of: Vec<u32>,
-    /// The pruned nearest-centroid search (complete data only).
-    index: Option<CentroidIndex>,
+    /// The pruned nearest-centroid search.
+    index: CentroidIndex,
 }
 
 impl<'a> Clustering<'a> {
     /// The clusters listed by `groups` (ids `0..`), which must cover every record once.
     pub fn new(rows: &'a Rows, groups: Vec<Vec<u32>>) -> Self {
         let d = rows.values.ncols();
-        let index = (!rows.missing).then(|| {
-            CentroidIndex::new(principal_axis(
-                rows.values.rows().into_iter().map(|r| r.to_vec()),
-                d,
-            ))
-        });
+        let index = CentroidIndex::new(principal_axis(
+            rows.values.rows().into_iter().map(|r| r.to_vec()),
+            d,
+        ));
         let mut c = Clustering {
             rows,
             members: Vec::new(),
-            stats: ClusterStats::new_for(d, rows.missing),
+            stats: ClusterStats::new(d),
             cluster_of: vec![u32::MAX; rows.len()],
             index,
         };
@@ -140,10 +123,8 @@ impl<'a> Clustering<'a> {
 
     /// Re-files cluster `g`'s centroid in the index after its members changed.
     fn reindex(&mut self, g: usize) {
-        if let Some(index) = &mut self.index {
-            let centroid = (!self.members[g].is_empty()).then(|| self.stats.centroid(g));
-            index.set(g, centroid.as_deref());
-        }
+        let centroid = (!self.members[g].is_empty()).then(|| self.stats.centroid(g));
+        self.index.set(g, centroid.as_deref());
     }
 
     /// Ids of the clusters that exist now, increasing.
@@ -180,17 +161,14 @@ impl<'a> Clustering<'a> {
     /// lowest id.
     pub fn nearest_other(&self, x: &[f64], except: usize) -> Option<usize> {
         let dist2 = |g| self.stats.dist2(g, x);
-        match &self.index {
-            Some(index) => index.nearest(x, except, dist2),
-            None => self.stats.argmin(|g| g != except, dist2),
-        }
+        self.index.nearest(x, except, dist2)
     }
 
     /// SSE of cluster `g`, optionally with extra records.
     pub fn sse_with(&self, g: usize, extra: &[u32]) -> f64 {
         let rows: Vec<Vec<f64>> =
             self.members[g].iter().chain(extra).map(|&id| self.rows.row(id).to_vec()).collect();
-        self.stats.sse_of(&rows)
+        sse(&rows)
     }
 
     /// Moves record `id` to cluster `to`.

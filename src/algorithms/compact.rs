@@ -40,12 +40,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// the remaining records fit the caches anyway (see `bench-results/mdav_scale.md`).
 pub const AUTO_MIN_N: usize = 20_000;
 
-/// Whether exact MDAV scans a compact copy (the `compact_scan` parameter): `Auto` on
-/// complete data from [`AUTO_MIN_N`] records when the k-d tree is not used. Missing values
-/// have no algebraic score to bound, so they always scan the exact values.
-pub fn uses_compact(choice: IndexChoice, n: usize, masked: bool, indexed: bool) -> bool {
-    !masked
-        && !indexed
+/// Whether exact MDAV scans a compact copy (the `compact_scan` parameter): `Auto` from
+/// [`AUTO_MIN_N`] records when the k-d tree is not used.
+pub fn uses_compact(choice: IndexChoice, n: usize, indexed: bool) -> bool {
+    !indexed
         && match choice {
             IndexChoice::On => true,
             IndexChoice::Off => false,

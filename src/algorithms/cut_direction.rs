@@ -7,10 +7,6 @@
 //! are taken around a shift (the parent's mean): Σ(x−c)(x−c)ᵀ − m(μ−c)(μ−c)ᵀ is the scatter
 //! of the part for any c, and with c near μ it loses only a few bits to cancellation, far
 //! below the 1e-9 tie tolerance.
-//!
-//! With missing values (NaN cells, docs/workflow.md#missing-values; the `MISSING` variants, chosen
-//! once per run) a range is over the observed values (min/max skip NaN), and in the sums a missing
-//! cell counts at the shift, i.e. at the parent part's mean: it adds no spread of its own.
 
 use crate::float::order_bits;
 
@@ -62,18 +58,10 @@ impl Direction {
         }
     }
 
-    /// The sort key of a record along this direction (see [`order_bits`]); with `missing`, a
-    /// missing cell (NaN) counts as 0, the column's observed mean in the centered units.
+    /// The sort key of a record along this direction (see [`order_bits`]).
     #[inline(always)]
-    pub(crate) fn key(self, x: &[f64], missing: bool) -> u64 {
-        if !missing {
-            return order_bits(self.project(x));
-        }
-        let at = |j: usize| if x[j].is_nan() { 0.0 } else { x[j] };
-        order_bits(match self {
-            Direction::Attribute(j) => at(j),
-            Direction::Pair(i, j, sign) => at(i) + sign * at(j),
-        })
+    pub(crate) fn key(self, x: &[f64]) -> u64 {
+        order_bits(self.project(x))
     }
 }
 
@@ -109,43 +97,32 @@ impl PartSummary {
     }
 
     /// The summary of `rows` (row-major, d columns), around their own mean: two passes.
-    /// `missing`: cells may be NaN.
-    pub(crate) fn of(rule: CutRule, rows: &[f64], d: usize, missing: bool) -> PartSummary {
-        if missing {
-            Self::of_rows::<true>(rule, rows, d)
-        } else {
-            Self::of_rows::<false>(rule, rows, d)
-        }
-    }
-
-    fn of_rows<const MISSING: bool>(rule: CutRule, rows: &[f64], d: usize) -> PartSummary {
+    pub(crate) fn of(rule: CutRule, rows: &[f64], d: usize) -> PartSummary {
         let mut around_zero = PartSummary::empty(rule, &vec![0.0; d]);
         if rule != CutRule::Range {
-            rows.chunks_exact(d).for_each(|x| around_zero.add_mean_only::<MISSING>(x));
+            rows.chunks_exact(d).for_each(|x| around_zero.add_mean_only(x));
         }
         let mut summary = PartSummary::empty(rule, &around_zero.mean());
-        rows.chunks_exact(d).for_each(|x| summary.add::<MISSING>(x));
+        rows.chunks_exact(d).for_each(|x| summary.add(x));
         summary
     }
 
     /// Counts `x` in the first sums only (enough for [`PartSummary::mean`]).
-    fn add_mean_only<const MISSING: bool>(&mut self, x: &[f64]) {
+    fn add_mean_only(&mut self, x: &[f64]) {
         self.count += 1;
         let (shift, rest) = self.values.split_at_mut(self.d);
         for ((s, c), &v) in rest[..self.d].iter_mut().zip(shift.iter()).zip(x) {
-            *s += deviation::<MISSING>(v, *c);
+            *s += v - *c;
         }
     }
 
     /// Adds record `x`.
-    pub(crate) fn add<const MISSING: bool>(&mut self, x: &[f64]) {
+    pub(crate) fn add(&mut self, x: &[f64]) {
         let d = self.d;
         match self.rule {
             CutRule::Range => self.add_to_range(x, d),
-            CutRule::Variance => self.add_to_diagonal::<MISSING>(x, d),
-            CutRule::Variance2D | CutRule::Variance2DScaled => {
-                self.add_to_triangle::<MISSING>(x, d)
-            }
+            CutRule::Variance => self.add_to_diagonal(x, d),
+            CutRule::Variance2D | CutRule::Variance2DScaled => self.add_to_triangle(x, d),
         }
     }
 
@@ -163,12 +140,12 @@ impl PartSummary {
 
     /// [`PartSummary::add`] for a `Variance` summary.
     #[inline(always)]
-    pub(crate) fn add_to_diagonal<const MISSING: bool>(&mut self, x: &[f64], d: usize) {
+    pub(crate) fn add_to_diagonal(&mut self, x: &[f64], d: usize) {
         self.count += 1;
         let (shift, rest) = self.values[..3 * d].split_at_mut(d);
         let (first, second) = rest.split_at_mut(d);
         for (((s, q), c), &v) in first.iter_mut().zip(second.iter_mut()).zip(&*shift).zip(&x[..d]) {
-            let dev = deviation::<MISSING>(v, *c);
+            let dev = v - *c;
             *s += dev;
             *q += dev * dev;
         }
@@ -176,13 +153,13 @@ impl PartSummary {
 
     /// [`PartSummary::add`] for a `Variance2D` summary.
     #[inline(always)]
-    pub(crate) fn add_to_triangle<const MISSING: bool>(&mut self, x: &[f64], d: usize) {
+    pub(crate) fn add_to_triangle(&mut self, x: &[f64], d: usize) {
         self.count += 1;
         let (shift, rest) = self.values[..(3 + d) * d].split_at_mut(d);
         let (first, rest) = rest.split_at_mut(d);
         let (second, dev) = rest.split_at_mut(d * d);
         for ((dv, f), (&v, c)) in dev.iter_mut().zip(first).zip(x[..d].iter().zip(&*shift)) {
-            *dv = deviation::<MISSING>(v, *c);
+            *dv = v - *c;
             *f += *dv;
         }
         // Row i of the upper triangle: an axpy over the deviations i..d.
@@ -258,12 +235,6 @@ impl PartSummary {
     }
 }
 
-/// `v − c`, or 0 for a missing `v` (NaN) when `MISSING`.
-#[inline(always)]
-fn deviation<const MISSING: bool>(v: f64, c: f64) -> f64 {
-    if MISSING && v.is_nan() { 0.0 } else { v - c }
-}
-
 /// The first candidate whose score is within [`TIE`] of the best.
 fn first_best(scores: impl Iterator<Item = (Direction, f64)> + Clone) -> Direction {
     let best = scores.clone().map(|(_, s)| s).fold(f64::NEG_INFINITY, f64::max);
@@ -279,7 +250,7 @@ mod tests {
     use super::*;
 
     fn direction_of(rule: CutRule, rows: &[f64], d: usize) -> Direction {
-        PartSummary::of(rule, rows, d, false).direction()
+        PartSummary::of(rule, rows, d).direction()
     }
 
     #[test]
@@ -306,7 +277,7 @@ mod tests {
         // Uncorrelated attributes of equal scatter 4: a scaled pair key would only tie the
         // singles (4), the unscaled key x_0 ± x_1 scores 8 for either sign; o = −1 is first.
         let rows = [1.0, 1.0, 1.0, -1.0, -1.0, 1.0, -1.0, -1.0];
-        let summary = PartSummary::of(CutRule::Variance2D, &rows, 2, false);
+        let summary = PartSummary::of(CutRule::Variance2D, &rows, 2);
         assert_eq!(summary.direction(), Direction::Pair(0, 1, -1.0));
         assert_eq!(summary.direction().project(&[2.0, 3.0]), -1.0);
         assert_eq!(direction_of(CutRule::Variance, &rows, 2), Direction::Attribute(0));
@@ -330,9 +301,9 @@ mod tests {
     #[test]
     fn shifted_sums_give_the_two_pass_scatter() {
         let rows: Vec<f64> = (0..300).map(|i| ((i * 37) % 101) as f64 * 0.01 + 1e3).collect();
-        let exact = PartSummary::of(CutRule::Variance2D, &rows, 3, false);
+        let exact = PartSummary::of(CutRule::Variance2D, &rows, 3);
         let mut shifted = PartSummary::empty(CutRule::Variance2D, &[1e3 - 0.4, 1e3, 1e3 + 0.3]);
-        rows.chunks_exact(3).for_each(|x| shifted.add::<false>(x));
+        rows.chunks_exact(3).for_each(|x| shifted.add(x));
         for (i, j) in [(0, 0), (1, 2), (2, 1), (2, 2)] {
             let (a, b) = (exact.scatter(i, j), shifted.scatter(i, j));
             assert!((a - b).abs() <= 1e-9 * a.abs(), "{i},{j}: {a} vs {b}");

@@ -20,24 +20,18 @@
 //! farthest and nearest queries with the same answers, ties included: the nearest-record
 //! pass over all records becomes a tree query, and so does the farthest partner, which the
 //! norm bound prunes poorly in d ≤ 3 (option `spatial_index`; `Auto` by [`auto_min_n`]).
-//!
-//! With missing values (NaN cells, docs/workflow.md#missing-values) distances are partial distances
-//! (`kernels_masked.rs`; +∞ between records without a common attribute) and the norms are
-//! over the observed cells; the partial distance is at most d·(‖x‖ + ‖y‖)², the bound used.
 
 use super::spatial::{IndexChoice, SpatialIndex};
 use crate::dataset::{Scaling, WorkingSet};
 use crate::float::Float;
 use crate::kernels::Metric;
-use crate::kernels_masked::partial_dist2;
 use crate::partition::Partition;
 use crate::progress::Progress;
 use ndarray::ArrayView2;
 use std::collections::BinaryHeap;
 
-/// Records as f64 rows with their norms, indexed by id; `MISSING`: cells may be NaN (partial
-/// distances), fixed once at the top so complete data runs the plain distance.
-struct Points<const MISSING: bool> {
+/// Records as f64 rows with their norms, indexed by id.
+struct Points {
     d: usize,
     x: Vec<f64>,
     norm: Vec<f64>,
@@ -45,13 +39,12 @@ struct Points<const MISSING: bool> {
     by_norm: Vec<u32>,
 }
 
-impl<const MISSING: bool> Points<MISSING> {
+impl Points {
     fn new<T: Float>(ws: &WorkingSet<T>) -> Self {
         let (n, d) = (ws.n(), ws.d());
         let x = ws.rows_by_id();
-        let square = |v: &f64| if MISSING && v.is_nan() { 0.0 } else { v * v };
         let norm: Vec<f64> =
-            x.chunks_exact(d).map(|r| r.iter().map(square).sum::<f64>().sqrt()).collect();
+            x.chunks_exact(d).map(|r| r.iter().map(|v| v * v).sum::<f64>().sqrt()).collect();
         let mut by_norm: Vec<u32> = (0..n as u32).collect();
         by_norm.sort_by(|&a, &b| norm[b as usize].total_cmp(&norm[a as usize]).then(a.cmp(&b)));
         Points { d, x, norm, by_norm }
@@ -61,9 +54,6 @@ impl<const MISSING: bool> Points<MISSING> {
     fn dist2(&self, a: u32, b: u32) -> f64 {
         let (a, b) = (a as usize * self.d, b as usize * self.d);
         let (a, b) = (&self.x[a..a + self.d], &self.x[b..b + self.d]);
-        if MISSING {
-            return partial_dist2(a, b);
-        }
         a.iter().zip(b).map(|(u, v)| (u - v).powi(2)).sum()
     }
 
@@ -92,8 +82,7 @@ impl<const MISSING: bool> Points<MISSING> {
         let mut best: Option<(f64, u32)> = None;
         for &b in &self.by_norm {
             if let Some((d, _)) = best {
-                let bound = self.norm[a as usize] + self.norm[b as usize];
-                let bound = if MISSING { bound * bound * self.d as f64 } else { bound * bound };
+                let bound = (self.norm[a as usize] + self.norm[b as usize]).powi(2);
                 if bound * (1.0 + 1e-9) < d {
                     break;
                 }
@@ -197,10 +186,7 @@ pub fn md_groups<T: Float>(
 ) -> Vec<Vec<u32>> {
     let (n, d) = (ws.n(), ws.d());
     let mut free = Free { flags: vec![true; n], index: None };
-    if ws.is_masked() {
-        return groups(Points::<true>::new(ws), free, k, progress);
-    }
-    let pts = Points::<false>::new(ws);
+    let pts = Points::new(ws);
     if index.picks(auto_min_n(d).is_some_and(|min| n >= min)) {
         // The f64 rows as a working set of their own (identity scaling: the same values),
         // so that the index scores in f64 like `Points::dist2`.
@@ -212,12 +198,7 @@ pub fn md_groups<T: Float>(
     groups(pts, free, k, progress)
 }
 
-fn groups<const MISSING: bool>(
-    pts: Points<MISSING>,
-    mut free: Free,
-    k: usize,
-    progress: &Progress,
-) -> Vec<Vec<u32>> {
+fn groups(pts: Points, mut free: Free, k: usize, progress: &Progress) -> Vec<Vec<u32>> {
     let n = pts.norm.len();
     let mut left = n;
     let mut groups: Vec<Vec<u32>> = Vec::new();

@@ -101,14 +101,11 @@ pub fn mdav<T: Float>(
     progress: &Progress,
 ) -> Partition {
     let (metric, selection) = (opts.metric(), opts.selection());
-    let indexed = opts.spatial_index.uses(ws.n(), ws.d(), ws.is_masked());
-    // Norm pruning bounds the algebraic score, which the partial distance of missing values
-    // is not: masked data scans. The spatial index answers that query itself.
-    let mut order =
-        (!indexed && opts.norm_pruning && metric == Metric::Algebraic && !ws.is_masked())
-            .then(|| NormOrder::new(&ws, exec));
-    let compact = metric == Metric::Algebraic
-        && uses_compact(opts.compact_scan, ws.n(), ws.is_masked(), indexed);
+    let indexed = opts.spatial_index.uses(ws.n(), ws.d());
+    // Norm pruning bounds the algebraic score; the spatial index answers that query itself.
+    let mut order = (!indexed && opts.norm_pruning && metric == Metric::Algebraic)
+        .then(|| NormOrder::new(&ws, exec));
+    let compact = metric == Metric::Algebraic && uses_compact(opts.compact_scan, ws.n(), indexed);
     let mut rest = Remaining::new(ws, exec, progress);
     if indexed {
         rest.use_spatial_index();

@@ -20,7 +20,7 @@
 //! same [`IndexChoice`] rule, same answers, so the same partition); otherwise the scans read
 //! MDAV's compact int8 copy first (`compact.rs`, same rule, same answers).
 
-use super::clusters::ClusterStats;
+use super::clusters::{ClusterStats, sse};
 use super::compact::uses_compact;
 use super::norm_order::NormOrder;
 use super::remaining::Remaining;
@@ -43,11 +43,10 @@ enum Queries<T> {
 impl<T: Float> Queries<T> {
     /// The index when `choice` picks it for `ws`, else the scans.
     fn new(ws: &WorkingSet<T>, choice: IndexChoice, exec: Exec) -> Self {
-        if choice.uses(ws.n(), ws.d(), ws.is_masked()) {
+        if choice.uses(ws.n(), ws.d()) {
             Queries::Index(Box::new(SpatialIndex::new(ws)))
         } else {
-            // Missing values: partial distances, no norm pruning (see `remaining.rs`).
-            Queries::Scan((!ws.is_masked()).then(|| NormOrder::new(ws, exec)))
+            Queries::Scan(Some(NormOrder::new(ws, exec)))
         }
     }
 
@@ -136,11 +135,11 @@ pub fn mdav_star<T: Float>(
     let mut queries = Queries::new(&ws, index, exec);
     let indexed = matches!(queries, Queries::Index(_));
     let mut clusters = Clusters {
-        stats: ClusterStats::new_for(center.len(), ws.is_masked()),
+        stats: ClusterStats::new(center.len()),
         table: indexed.then(|| CentroidTable::new(center.len(), index)),
         cap: if plus { 2 * k - 1 } else { usize::MAX },
     };
-    let compact = uses_compact(compact, ws.n(), ws.is_masked(), indexed);
+    let compact = uses_compact(compact, ws.n(), indexed);
     let mut rest = Remaining::new(ws, exec, progress);
     if compact {
         rest.use_compact_copy();
@@ -165,9 +164,8 @@ pub fn mdav_star<T: Float>(
                 let nu = n1[0];
                 let mut n2 = queries.nearest(&rest, nu, k - 1, Some(xbar));
                 n2.push(nu);
-                let cost1 = stats.sse_of(&rows(&rest, &n1)) / k as f64;
-                let cost2 =
-                    (stats.join_cost(g, &x) + stats.sse_of(&rows(&rest, &n2))) / (k + 1) as f64;
+                let cost1 = sse(&rows(&rest, &n1)) / k as f64;
+                let cost2 = (stats.join_cost(g, &x) + sse(&rows(&rest, &n2))) / (k + 1) as f64;
                 cost1 > cost2
             });
             match joins {

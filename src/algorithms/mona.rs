@@ -30,11 +30,9 @@ pub struct MonaOptions {
     pub max_rounds: usize,
 }
 
-/// Runs MONA on records given row-major (n × d, by id), `1 ≤ k ≤ n`; with `missing`, NaN
-/// cells are missing values.
+/// Runs MONA on records given row-major (n × d, by id), `1 ≤ k ≤ n`.
 pub fn mona(
     values: Vec<f64>,
-    missing: bool,
     d: usize,
     k: usize,
     opts: MonaOptions,
@@ -43,11 +41,10 @@ pub fn mona(
 ) -> Partition {
     let limit = ((values.len() / d) as f64).powf(opts.rho);
     let fine = |m: usize| m as f64 <= limit;
-    let rows = Rows::from_row_major(values.clone(), d, missing);
+    let rows = Rows::from_row_major(values.clone(), d);
     // Parts are counted in the progress once clustered (below), not when cut.
     let (order, sizes) = cut_into_parts(
         values,
-        missing,
         d,
         opts.rule,
         &|m| !fine(m) && m > 2 * k,
@@ -104,15 +101,14 @@ mod tests {
 
     fn run_with(w: &WorkingSet<f64>, k: usize, rho: f64, rule: CutRule) -> Partition {
         let opts = MonaOptions { rule, rho, max_rounds: 30 };
-        mona(w.rows_by_id(), false, w.d(), k, opts, Exec::SEQUENTIAL, &Progress::new())
+        mona(w.rows_by_id(), w.d(), k, opts, Exec::SEQUENTIAL, &Progress::new())
     }
 
     #[test]
     fn rho_zero_is_mondrian_v_and_rho_one_is_ona_star() {
         let w = ws(500);
         for rule in [CutRule::Variance, CutRule::Variance2DScaled] {
-            let mv =
-                mondrian(w.rows_by_id(), false, 2, 3, rule, Exec::SEQUENTIAL, &Progress::new());
+            let mv = mondrian(w.rows_by_id(), 2, 3, rule, Exec::SEQUENTIAL, &Progress::new());
             assert_eq!(run_with(&w, 3, 0.0, rule), mv, "{rule:?}");
         }
         let os = ona_star(w.clone(), 3, 30, Exec::SEQUENTIAL, &Progress::new());

@@ -16,12 +16,6 @@
 //! had (one streaming pass that also gathers the children's summaries), which keeps every part
 //! contiguous. The two halves of a cut are independent and run on the rayon pool; groups are
 //! labelled left to right, so the result does not depend on the thread count.
-//!
-//! Missing values (NaN cells, docs/workflow.md#missing-values): for its key, a record's missing
-//! cell counts at the column's observed mean (0 in the centered units); the row keeps the NaN. So a
-//! cut stays an exact median cut (⌊m/2⌋ records left, k..2k records per final part) and a record
-//! whose cut attribute is missing is placed in the middle of the column's order. The direction
-//! scores ignore missing cells (`cut_direction.rs`).
 
 pub use super::cut_direction::CutRule;
 use super::cut_direction::{Direction, PartSummary};
@@ -45,15 +39,10 @@ struct Lineage<'a> {
 
 /// The order of two records `(values, id)` of a part with this lineage: their keys along
 /// its cuts, most recent first, then their ids.
-fn lineage_order(
-    lineage: Option<&Lineage<'_>>,
-    missing: bool,
-    a: (&[f64], u32),
-    b: (&[f64], u32),
-) -> Ordering {
+fn lineage_order(lineage: Option<&Lineage<'_>>, a: (&[f64], u32), b: (&[f64], u32)) -> Ordering {
     let mut node = lineage;
     while let Some(cut) = node {
-        let key = |x: &[f64]| cut.direction.key(x, missing);
+        let key = |x: &[f64]| cut.direction.key(x);
         match key(a.0).cmp(&key(b.0)) {
             Ordering::Equal => node = cut.parent,
             unequal => return unequal,
@@ -68,8 +57,6 @@ fn lineage_order(
 /// and marks its first position in `starts`.
 struct Records<'a> {
     d: usize,
-    /// Cells may be missing (NaN): the summaries' `MISSING` adders.
-    missing: bool,
     rows: &'a mut [f64],
     ids: &'a mut [u32],
     spare_rows: &'a mut [f64],
@@ -89,7 +76,7 @@ impl<'a> Records<'a> {
     }
 
     fn split_at(self, mid: usize) -> (Records<'a>, Records<'a>) {
-        let (d, missing) = (self.d, self.missing);
+        let d = self.d;
         let (ra, rb) = self.rows.split_at_mut(mid * d);
         let (ia, ib) = self.ids.split_at_mut(mid);
         let (sra, srb) = self.spare_rows.split_at_mut(mid * d);
@@ -99,7 +86,6 @@ impl<'a> Records<'a> {
         let (oa, ob) = self.out.split_at_mut(mid);
         let part = |rows, ids, spare_rows, spare_ids, keys, starts, out| Records {
             d,
-            missing,
             rows,
             ids,
             spare_rows,
@@ -132,12 +118,7 @@ fn cut(
     lineage: Option<&Lineage<'_>>,
     summary: Option<&PartSummary>,
 ) -> Option<[PartSummary; 2]> {
-    // The key function is chosen once per cut, so complete data keeps its plain key.
-    if rec.missing {
-        cut_by(rec, |x| direction.key(x, true), lineage, summary)
-    } else {
-        cut_by(rec, |x| direction.key(x, false), lineage, summary)
-    }
+    cut_by(rec, |x| direction.key(x), lineage, summary)
 }
 
 /// [`cut`] with the records' `key` along the direction.
@@ -149,7 +130,6 @@ fn cut_by(
     summary: Option<&PartSummary>,
 ) -> Option<[PartSummary; 2]> {
     let half = rec.len() / 2;
-    let missing = rec.missing;
     with_width!(rec.d, |w| fill_keys(rec, w, key));
     let (below, &mut median, above) = rec.keys.select_nth_unstable(half - 1);
     let less = below.iter().filter(|&&k| k < median).count();
@@ -158,9 +138,7 @@ fn cut_by(
     let tied_left: Option<Vec<usize>> = (tied > half - less).then(|| {
         let mut ties: Vec<usize> =
             (0..rec.len()).filter(|&i| key(rec.record(i).0) == median).collect();
-        ties.sort_unstable_by(|&a, &b| {
-            lineage_order(lineage, missing, rec.record(a), rec.record(b))
-        });
+        ties.sort_unstable_by(|&a, &b| lineage_order(lineage, rec.record(a), rec.record(b)));
         ties.truncate(half - less);
         ties.sort_unstable();
         ties
@@ -204,19 +182,11 @@ fn move_records(
     };
     let mut sides = summary.empty_children();
     let to = &mut sides;
-    with_width!(rec.d, |w| match (summary.rule(), rec.missing) {
-        (CutRule::Range, _) => move_rows(rec, w, to, PartSummary::add_to_range, side_of),
-        (CutRule::Variance, false) => {
-            move_rows(rec, w, to, PartSummary::add_to_diagonal::<false>, side_of)
-        }
-        (CutRule::Variance, true) => {
-            move_rows(rec, w, to, PartSummary::add_to_diagonal::<true>, side_of)
-        }
-        (CutRule::Variance2D | CutRule::Variance2DScaled, false) => {
-            move_rows(rec, w, to, PartSummary::add_to_triangle::<false>, side_of)
-        }
-        (CutRule::Variance2D | CutRule::Variance2DScaled, true) => {
-            move_rows(rec, w, to, PartSummary::add_to_triangle::<true>, side_of)
+    with_width!(rec.d, |w| match summary.rule() {
+        CutRule::Range => move_rows(rec, w, to, PartSummary::add_to_range, side_of),
+        CutRule::Variance => move_rows(rec, w, to, PartSummary::add_to_diagonal, side_of),
+        CutRule::Variance2D | CutRule::Variance2DScaled => {
+            move_rows(rec, w, to, PartSummary::add_to_triangle, side_of)
         }
     });
     Some(sides)
@@ -254,9 +224,7 @@ fn finish_part(rec: Records<'_>, lineage: Option<&Lineage<'_>>, ordered: bool) {
     rec.starts[0] = true;
     if ordered {
         let mut order: Vec<usize> = (0..rec.len()).collect();
-        order.sort_unstable_by(|&a, &b| {
-            lineage_order(lineage, rec.missing, rec.record(a), rec.record(b))
-        });
+        order.sort_unstable_by(|&a, &b| lineage_order(lineage, rec.record(a), rec.record(b)));
         for (o, i) in rec.out.iter_mut().zip(order) {
             *o = rec.ids[i];
         }
@@ -307,14 +275,12 @@ fn split_recursively<F: Fn(usize) -> bool + Sync>(
     }
 }
 
-/// Cuts the whole data set (`rows`: row-major n × d, by id; NaN cells are missing values
-/// when `missing`) recursively while `keep_cutting(len)`; returns the original ids part by
+/// Cuts the whole data set (`rows`: row-major n × d, by id) recursively while `keep_cutting(len)`; returns the original ids part by
 /// part, left to right (within a part in the part's order if `ordered_parts`), and the sizes
 /// of the parts. Records are counted in `progress` as their parts are done.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn cut_into_parts(
     mut rows: Vec<f64>,
-    missing: bool,
     d: usize,
     rule: CutRule,
     keep_cutting: &(impl Fn(usize) -> bool + Sync),
@@ -323,13 +289,12 @@ pub(crate) fn cut_into_parts(
     progress: &Progress,
 ) -> (Vec<u32>, Vec<usize>) {
     let n = rows.len() / d;
-    let summary = PartSummary::of(rule, &rows, d, missing);
+    let summary = PartSummary::of(rule, &rows, d);
     let mut ids: Vec<u32> = (0..n as u32).collect();
     let (mut spare_rows, mut spare_ids) = (vec![0.0; n * d], vec![0u32; n]);
     let (mut keys, mut starts, mut out) = (vec![0u64; n], vec![false; n], vec![0u32; n]);
     let rec = Records {
         d,
-        missing,
         rows: &mut rows,
         ids: &mut ids,
         spare_rows: &mut spare_rows,
@@ -359,19 +324,16 @@ pub(crate) fn label_runs(order: &[u32], sizes: &[usize]) -> Partition {
 }
 
 /// Runs a Mondrian variant on records given row-major (n × d, by id; see
-/// [`crate::dataset::Scaling::rows_of`]); with `missing`, NaN cells are missing values (a
-/// positive NaN: [`crate::dataset::Scaling::rows_of_missing`]).
+/// [`crate::dataset::Scaling::rows_of`]).
 pub fn mondrian(
     rows: Vec<f64>,
-    missing: bool,
     d: usize,
     k: usize,
     rule: CutRule,
     exec: Exec,
     progress: &Progress,
 ) -> Partition {
-    let (order, sizes) =
-        cut_into_parts(rows, missing, d, rule, &|m| m > 2 * k, false, exec, progress);
+    let (order, sizes) = cut_into_parts(rows, d, rule, &|m| m > 2 * k, false, exec, progress);
     label_runs(&order, &sizes)
 }
 
@@ -400,15 +362,8 @@ mod tests {
         ];
         // Stable sort on attribute 1: 0(id6) 1(id1) 3(id3) 3(id4) 5(id0) 7(id5) 9(id2); the
         // tie 3/3 keeps input order, so id3 goes left with ids 6 and 1.
-        let p = mondrian(
-            ws(&x).rows_by_id(),
-            false,
-            2,
-            2,
-            CutRule::Range,
-            Exec::SEQUENTIAL,
-            &Progress::new(),
-        );
+        let p =
+            mondrian(ws(&x).rows_by_id(), 2, 2, CutRule::Range, Exec::SEQUENTIAL, &Progress::new());
         assert_eq!(p.labels(), &[1, 0, 1, 0, 1, 1, 0]);
         assert_eq!(p.group_sizes(), vec![3, 4]);
     }
@@ -430,7 +385,7 @@ mod tests {
             }
             let row = |i: u32| &x[i as usize * d..][..d];
             let values: Vec<f64> = part.iter().flat_map(|&i| row(i).iter().copied()).collect();
-            let direction = PartSummary::of(rule, &values, d, false).direction();
+            let direction = PartSummary::of(rule, &values, d).direction();
             let mut sorted = part;
             sorted.sort_by(|&a, &b| {
                 direction.project(row(a)).partial_cmp(&direction.project(row(b))).unwrap()
@@ -457,16 +412,7 @@ mod tests {
                 let got = crate::Parallelism::from_n_jobs(n_jobs)
                     .unwrap()
                     .install(|exec| {
-                        cut_into_parts(
-                            rows.clone(),
-                            false,
-                            d,
-                            rule,
-                            &|m| m > 2 * k,
-                            true,
-                            exec,
-                            &progress,
-                        )
+                        cut_into_parts(rows.clone(), d, rule, &|m| m > 2 * k, true, exec, &progress)
                     })
                     .unwrap();
                 assert_eq!(got, want, "{rule:?}, {n_jobs} threads");
@@ -488,7 +434,7 @@ mod tests {
             let (want_order, want_sizes) = by_stable_sorts(&rows, d, k, rule);
             let keep_cutting = |m: usize| m > 2 * k;
             let (order, sizes) =
-                cut_into_parts(rows, false, d, rule, &keep_cutting, true, Exec::SEQUENTIAL, &Progress::new());
+                cut_into_parts(rows, d, rule, &keep_cutting, true, Exec::SEQUENTIAL, &Progress::new());
             prop_assert_eq!(&sizes, &want_sizes);
             prop_assert_eq!(&order, &want_order);
         }
@@ -501,7 +447,7 @@ mod tests {
             prop_assume!(n >= k);
             let x = Array2::from_shape_fn((n, 2), |(i, j)| values[2 * i + j] as f64);
             let rule = [CutRule::Range, CutRule::Variance, CutRule::Variance2D][rule];
-            let p = mondrian(ws(&x).rows_by_id(), false, 2, k, rule, Exec::SEQUENTIAL, &Progress::new());
+            let p = mondrian(ws(&x).rows_by_id(), 2, k, rule, Exec::SEQUENTIAL, &Progress::new());
             p.check(k, Some(2 * k)).unwrap();
         }
     }

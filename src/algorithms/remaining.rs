@@ -6,12 +6,6 @@
 //! indirection. Scans are fused with their consumers (argmax, selection of the nearest,
 //! candidates for the next seed), so no distance is ever written to memory.
 //!
-//! With missing values (a masked working set, docs/workflow.md#missing-values) every scan uses the
-//! partial-distance kernels of `kernels_masked.rs` whatever the metric (the algebraic trick needs
-//! one norm per record, which a partial distance does not have), and the centroid is the mean of
-//! the observed values per attribute. The choice is made once per scan; complete data runs the
-//! complete kernels unchanged.
-//!
 //! With a [`SpatialIndex`] (exact MDAV in low d, `spatial.rs`) the farthest and nearest
 //! queries ask the index instead of scanning (same answers), and removed records leave it.
 //! With a [`CompactCopy`] (high d, `compact.rs`) every algebraic scan reads the int8 copy
@@ -27,7 +21,6 @@ use crate::kernels::{
     self, BlockScorer, Complete, Farthest, Metric, Nearest, Pick, Ranked, ScoreVisitor, Selection,
     TwoReferences, TwoRows, prefetch, prefetch_for_write,
 };
-use crate::kernels_masked::Partial;
 use crate::parallel::{Exec, Parts, PartsOutcome};
 use crate::partition::Partition;
 use crate::progress::Progress;
@@ -66,7 +59,6 @@ pub struct Mismatch;
 pub struct Checkpoint {
     m: usize,
     sum: Vec<f64>,
-    counts: Option<Vec<f64>>,
     n_groups: u32,
 }
 
@@ -98,8 +90,6 @@ pub struct Remaining<'a, T> {
     labels: Vec<u32>,
     n_groups: u32,
     sum: Vec<f64>,
-    /// Observed values per attribute among the unassigned records (missing values only).
-    counts: Option<Vec<f64>>,
     /// The unassigned records in a k-d tree, when the caller asked for one.
     index: Option<SpatialIndex<T>>,
     /// The unassigned records quantized to int8, when the caller asked for it (until it
@@ -116,14 +106,13 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// All records of `ws`, none assigned.
     pub fn new(ws: WorkingSet<T>, exec: Exec, progress: &'a Progress) -> Self {
         let n = ws.n();
-        let (sum, counts) = (ws.column_sums(n, exec), ws.prefix_counts(n));
+        let sum = ws.column_sums(n, exec);
         Remaining {
             ws,
             m: n,
             labels: vec![0; n],
             n_groups: 0,
             sum,
-            counts,
             index: None,
             compact: None,
             rechecked: AtomicUsize::new(0),
@@ -136,7 +125,6 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// Answers the farthest and nearest queries from a spatial index of the unassigned
     /// records from now on (complete data only; same answers as the scans).
     pub fn use_spatial_index(&mut self) {
-        debug_assert!(!self.ws.is_masked(), "the spatial index needs complete data");
         let mut index = SpatialIndex::new(&self.ws);
         for p in self.m..self.ws.n() {
             index.remove(self.ws.ids()[p]);
@@ -149,7 +137,6 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// algebraic metric: the working set's values stay where they are while records leave
     /// (`WorkingSet::swap_keys`), and values are read by id from the copy's rows.
     pub fn use_compact_copy(&mut self) {
-        debug_assert!(!self.ws.is_masked(), "the compact copy needs complete data");
         self.compact = Some(CompactCopy::new(&self.ws, self.exec));
     }
 
@@ -204,11 +191,10 @@ impl<'a, T: Float> Remaining<'a, T> {
     }
 
     /// Centroid of the unassigned records: from the running sum (F-MDAV §3.4, "centroid by
-    /// subtraction"), or recomputed from scratch (the traditional way). With missing values,
-    /// the mean of the observed values per attribute (NaN where none is observed).
+    /// subtraction"), or recomputed from scratch (the traditional way).
     pub fn centroid(&self, by_subtraction: bool) -> Vec<T> {
         if by_subtraction {
-            means(&self.sum, self.counts.as_deref(), self.m)
+            means(&self.sum, self.m)
         } else {
             match &self.compact {
                 Some(copy) => {
@@ -218,7 +204,7 @@ impl<'a, T: Float> Remaining<'a, T> {
                             .zip(copy.row(self.id(p)))
                             .for_each(|(s, v)| *s += v.as_f64());
                     }
-                    means(&sums, None, self.m)
+                    means(&sums, self.m)
                 }
                 None => self.ws.prefix_means(self.m),
             }
@@ -266,7 +252,7 @@ impl<'a, T: Float> Remaining<'a, T> {
 
     /// One pass over the unassigned records serving `make_a`'s selection against `a` and,
     /// when `find_b` names a record (its position), `make_b`'s against that record: the
-    /// exact kernels, the masked ones with missing values, or the compact copy with exact
+    /// exact kernels, or the compact copy with exact
     /// re-checks (same answers). With the compact copy and a pass split by reference among
     /// threads (below [`BY_RECORDS_MIN`] records), one thread runs `find_b` while the others
     /// start scoring `a` (`Exec::map_parts`); elsewhere it runs first. When `find_b` reports
@@ -285,14 +271,10 @@ impl<'a, T: Float> Remaining<'a, T> {
             let at = b.as_ref().map(|(p, _)| *p);
             let make_b = || make_b(at.expect("a visitor of the second reference"));
             let as_is = |a, b| (a, b);
-            let fused = if self.ws.is_masked() {
-                let pb = b.as_ref().map(|(_, row)| Partial::new(row));
-                self.pass(&Partial::new(a), &|| pb.as_ref(), Shape::Fused, make_a, make_b, as_is)
-            } else {
-                let complete = |reference| Complete { reference, metric };
-                let cb = b.as_ref().map(|(_, row)| complete(row));
-                self.pass(&complete(a), &|| cb.as_ref(), Shape::Fused, make_a, make_b, as_is)
-            };
+            let complete = |reference| Complete { reference, metric };
+            let cb = b.as_ref().map(|(_, row)| complete(row));
+            let fused =
+                self.pass(&complete(a), &|| cb.as_ref(), Shape::Fused, make_a, make_b, as_is);
             let (sel_a, sel_b) = fused.expect("a fused pass has no part that can abort");
             return Ok((sel_a, at.zip(sel_b)));
         };
@@ -504,12 +486,7 @@ impl<'a, T: Float> Remaining<'a, T> {
 
     /// The state [`Self::restore`] can go back to.
     pub fn checkpoint(&self) -> Checkpoint {
-        Checkpoint {
-            m: self.m,
-            sum: self.sum.clone(),
-            counts: self.counts.clone(),
-            n_groups: self.n_groups,
-        }
+        Checkpoint { m: self.m, sum: self.sum.clone(), n_groups: self.n_groups }
     }
 
     /// Puts back, unassigned, every record that left since `back` was taken (removals leave
@@ -521,7 +498,6 @@ impl<'a, T: Float> Remaining<'a, T> {
         self.progress.take_back(back.m - self.m);
         self.m = back.m;
         self.sum = back.sum;
-        self.counts = back.counts;
         self.n_groups = back.n_groups;
     }
 
@@ -546,7 +522,6 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// [`NormOrder`] when given (same result); falls back to the streaming scan without one
     /// or past its visit budget (1/512 of the records, 1/64 with the compact copy).
     pub fn farthest_by_norm_order(&self, order: Option<&mut NormOrder>, reference: &[T]) -> usize {
-        debug_assert!(order.is_none() || !self.ws.is_masked(), "norm pruning needs complete data");
         let budget = self.visit_budget(self.m);
         match order
             .and_then(|o| o.farthest(&self.ws, self.m, reference, budget, self.scorer(reference)))
@@ -775,7 +750,7 @@ impl<'a, T: Float> Remaining<'a, T> {
                     let row = copy.row(self.ws.ids()[p]);
                     self.sum.iter_mut().zip(row).for_each(|(s, v)| *s -= v.as_f64());
                 }
-                None => self.ws.subtract_row_from(p, &mut self.sum, self.counts.as_mut()),
+                None => self.ws.subtract_row_from(p, &mut self.sum),
             }
             if let Some(index) = &mut self.index {
                 index.remove(self.ws.ids()[p]);

@@ -54,10 +54,9 @@ pub fn auto_min_n(d: usize) -> usize {
 }
 
 impl IndexChoice {
-    /// Whether to use the index on `n` records of dimension `d`; never with missing values
-    /// (their partial distances have no box bound here).
-    pub fn uses(self, n: usize, d: usize, masked: bool) -> bool {
-        !masked && self.picks(d <= AUTO_MAX_D && n >= auto_min_n(d))
+    /// Whether to use the index on `n` records of dimension `d`.
+    pub fn uses(self, n: usize, d: usize) -> bool {
+        self.picks(d <= AUTO_MAX_D && n >= auto_min_n(d))
     }
 
     /// On, off, or for `Auto` the caller's own rule `auto` (MD, the incremental fold).
@@ -372,13 +371,12 @@ mod tests {
 
     #[test]
     fn choice_by_size_and_dimension() {
-        assert!(IndexChoice::Auto.uses(20_000, 5, false));
-        assert!(!IndexChoice::Auto.uses(99_999, 6, false));
-        assert!(IndexChoice::Auto.uses(100_000, AUTO_MAX_D, false));
-        assert!(!IndexChoice::Auto.uses(19_999, 2, false));
-        assert!(!IndexChoice::Auto.uses(1 << 20, AUTO_MAX_D + 1, false));
-        assert!(IndexChoice::On.uses(10, 20, false));
-        assert!(!IndexChoice::On.uses(1 << 20, 3, true));
-        assert!(!IndexChoice::Off.uses(1 << 20, 3, false));
+        assert!(IndexChoice::Auto.uses(20_000, 5));
+        assert!(!IndexChoice::Auto.uses(99_999, 6));
+        assert!(IndexChoice::Auto.uses(100_000, AUTO_MAX_D));
+        assert!(!IndexChoice::Auto.uses(19_999, 2));
+        assert!(!IndexChoice::Auto.uses(1 << 20, AUTO_MAX_D + 1));
+        assert!(IndexChoice::On.uses(10, 20));
+        assert!(!IndexChoice::Off.uses(1 << 20, 3));
     }
 }

@@ -8,6 +8,7 @@
 mod assess;
 
 use crate::algorithms::spatial::IndexChoice;
+use crate::dataset::validate_missing;
 use crate::error::Error;
 use crate::float::Float;
 use crate::incremental::{Incremental, IncrementalOptions, Strategy, critical_head_start, plan};
@@ -18,6 +19,7 @@ use crate::parallel::Parallelism;
 use crate::partition::Evaluation;
 use crate::workflow::Workflow;
 use crate::workflow::aggregate::AGGREGATIONS;
+use crate::workflow::completion::complete;
 use crate::workflow::strata::SMALL_STRATA;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -245,6 +247,22 @@ fn evaluate_labels<'py>(
     Ok(evaluation_to_py(py, e))
 }
 
+/// `x` (float64; NaN marks a missing cell) with each missing cell at its conditional
+/// expectation under the normal fitted by EM: the coordinates `missing="fill"` and
+/// `"keep"` group on (`crate::workflow::completion`).
+#[pyfunction]
+fn complete_missing<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let v = x.as_array();
+    let out = run_detached(py, || {
+        validate_missing(v)?;
+        complete(v)
+    })?;
+    Ok(out.into_pyarray(py))
+}
+
 /// An incremental microaggregation in progress (see `crate::incremental`).
 #[pyclass(module = "microagg._core")]
 struct IncrementalState {
@@ -359,6 +377,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Progress>()?;
     m.add_function(wrap_pyfunction!(microaggregate_array, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate_labels, m)?)?;
+    m.add_function(wrap_pyfunction!(complete_missing, m)?)?;
     m.add_function(wrap_pyfunction!(method_parameters, m)?)?;
     m.add_function(wrap_pyfunction!(plan_incremental, m)?)?;
     m.add_class::<IncrementalState>()?;

@@ -9,6 +9,7 @@
 //! result.
 
 pub mod aggregate;
+pub mod completion;
 pub mod jobs;
 pub mod parts;
 pub mod strata;

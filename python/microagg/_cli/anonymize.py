@@ -95,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"key (every numeric column; choose with --columns): {', '.join(table.names[j] for j in [*cols, *kinds])}")
     idx = list(cols)
     X = np.column_stack(list(cols.values())) if cols else np.empty((table.n_rows, 0))
+    empty = [table.names[j] for jj, j in enumerate(idx) if np.isnan(X[:, jj]).all()]
+    if empty:
+        raise CliError(f"column(s) with no observed value (every cell missing): {', '.join(map(repr, empty))}")
     options = workflow_keywords(args, strata, weights)
     t0 = time.perf_counter()
     with in_cli_terms(table):
@@ -118,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"wrote {out}: {table.n_rows} records, columns {names}; k={args.k}, method={args.method}, "
         f"{res.n_groups} groups, {loss} {100 * res.information_loss:.4f}% ({seconds:.2f} s)"
+        + (f"; {res.n_filled} missing cells filled" if res.n_filled else "")
     )
     for j in kinds:
         changed = categorical_changes(table.categories(j), values[j]).cells_changed
