@@ -15,7 +15,7 @@
 //! operations on smaller operands, so it never exceeds a computed score and the answer is
 //! bit for bit the brute force's.
 
-use crate::algorithms::spatial::IndexChoice;
+use crate::index::IndexChoice;
 use crate::index::kdtree::{BoxSearch, KdTree};
 use crate::index::{box_lower_bound, squared_distance};
 

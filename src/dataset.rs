@@ -261,22 +261,22 @@ impl<T: Float> WorkingSet<T> {
     /// Asks the caches for the position of record `id` (for lookups known ahead).
     #[inline]
     pub fn prefetch_position(&self, id: u32) {
-        crate::kernels::prefetch(&self.positions[id as usize]);
+        crate::prefetch::prefetch(&self.positions[id as usize]);
     }
 
     /// Asks the caches, for writing, for what [`Self::swap_keys`] changes at position `p`:
-    /// its id and its ½‖x‖² (see `kernels::prefetch_for_write`).
+    /// its id and its ½‖x‖² (see `prefetch::prefetch_for_write`).
     #[inline]
     pub fn prefetch_keys(&self, p: usize) {
-        crate::kernels::prefetch_for_write(&self.ids[p]);
-        crate::kernels::prefetch_for_write(&self.half_norms[p]);
+        crate::prefetch::prefetch_for_write(&self.ids[p]);
+        crate::prefetch::prefetch_for_write(&self.half_norms[p]);
     }
 
     /// Asks the caches, for writing, for the position of record `id` (which
     /// [`Self::swap_keys`] changes when it moves the record).
     #[inline]
     pub fn prefetch_position_for_write(&self, id: u32) {
-        crate::kernels::prefetch_for_write(&self.positions[id as usize]);
+        crate::prefetch::prefetch_for_write(&self.positions[id as usize]);
     }
 
     /// F-MDAV's score ½‖x‖² − ⟨x, r⟩ of the record at position `p`, bit-identical to the

@@ -24,16 +24,17 @@
 
 use crate::algorithms::clusters::ClusterStats;
 use crate::algorithms::mdav::MdavOptions;
-use crate::algorithms::spatial::IndexChoice;
 use crate::centroid_table::CentroidTable;
 use crate::dataset::{Scaling, validate, validate_k};
 use crate::error::{Error, Result};
 use crate::float::Float;
+use crate::index::IndexChoice;
 use crate::method::Method;
 use crate::microaggregate::{Options, microaggregate};
 use crate::parallel::Parallelism;
-use crate::partition::{Evaluation, Partition};
+use crate::partition::Partition;
 use crate::progress::Progress;
+use crate::workflow::evaluation::Evaluation;
 use ndarray::{Array2, ArrayView2, Axis};
 
 /// How late records are folded into an existing partition (thesis Table 4.1).

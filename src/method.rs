@@ -5,8 +5,9 @@
 use crate::algorithms::mdav::MdavOptions;
 use crate::algorithms::mona::MonaOptions;
 use crate::algorithms::mondrian::CutRule;
-use crate::algorithms::spatial::{Accelerators, IndexChoice};
+use crate::algorithms::spatial::Accelerators;
 use crate::error::{Error, Result};
+use crate::index::IndexChoice;
 
 /// Every method name the library accepts, in catalogue order.
 pub const METHODS: &[&str] = &[

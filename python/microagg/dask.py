@@ -106,6 +106,10 @@ def anonymize(
         (docs/workflow.md#weights).
     aggregation, missing : str
         What a group releases and how missing values are handled (docs/workflow.md#missing-values).
+        With missing values the cuts sort them last and each part completes its own missing
+        cells (one EM per part, on the whole file's scale), so the groups can differ from
+        the local engine's, which completes the whole file once; the release is
+        k-anonymous either way.
     standardize : bool, default True
         Scale every column by the whole frame's mean and population sd before cutting and
         grouping.

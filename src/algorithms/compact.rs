@@ -24,15 +24,16 @@
 //! candidates with the exact score (bit-identical to the scan's, from a row-major copy)
 //! and the usual tie rule (lowest id) gives the scan's answer bit for bit.
 
-use super::spatial::IndexChoice;
 use crate::cache_line::CacheLine;
 use crate::dataset::WorkingSet;
 use crate::float::{Float, from_order_bits, order_bits};
+use crate::index::IndexChoice;
 use crate::kernels::{
     Aligned, BLOCK, BlockScorer, Exclude, Farthest, Nearest, Offer, Pick, Ranked, ScoreVisitor,
-    max_value, min_value, prefetch, prefetch_for_write,
+    max_value, min_value,
 };
 use crate::parallel::Exec;
+use crate::prefetch::{prefetch, prefetch_for_write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -21,9 +21,10 @@
 //! pass over all records becomes a tree query, and so does the farthest partner, which the
 //! norm bound prunes poorly in d ≤ 3 (option `spatial_index`; `Auto` by [`auto_min_n`]).
 
-use super::spatial::{IndexChoice, SpatialIndex};
+use super::spatial::SpatialIndex;
 use crate::dataset::{Scaling, WorkingSet};
 use crate::float::Float;
+use crate::index::IndexChoice;
 use crate::kernels::Metric;
 use crate::partition::Partition;
 use crate::progress::Progress;

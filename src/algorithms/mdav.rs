@@ -16,9 +16,9 @@
 use super::compact::uses_compact;
 use super::norm_order::NormOrder;
 use super::remaining::{Mismatch, Prepared, Remaining};
-use super::spatial::IndexChoice;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
+use crate::index::IndexChoice;
 use crate::kernels::{Metric, Selection};
 use crate::parallel::Exec;
 use crate::partition::Partition;

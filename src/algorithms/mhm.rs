@@ -16,9 +16,9 @@
 use super::cbfs::cbfs;
 use super::md::md_groups;
 use super::mdav::{MdavOptions, mdav};
-use super::spatial::IndexChoice;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
+use crate::index::IndexChoice;
 use crate::parallel::Exec;
 use crate::partition::Partition;
 use crate::progress::Progress;
@@ -242,7 +242,7 @@ pub fn npn_path<T: Float>(ws: &WorkingSet<T>, progress: &Progress) -> Vec<u32> {
 mod tests {
     use super::*;
     use crate::dataset::Scaling;
-    use crate::partition::Evaluation;
+    use crate::workflow::evaluation::Evaluation;
     use ndarray::Array2;
     use proptest::prelude::*;
 

@@ -124,7 +124,7 @@ mod tests {
     use super::*;
     use crate::algorithms::mdav_star::mdav_star;
     use crate::dataset::Scaling;
-    use crate::partition::Evaluation;
+    use crate::workflow::evaluation::Evaluation;
     use ndarray::Array2;
     use proptest::prelude::*;
 

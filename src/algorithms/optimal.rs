@@ -111,7 +111,7 @@ pub fn optimal<T: Float>(ws: &WorkingSet<T>, k: usize) -> Partition {
 mod tests {
     use super::*;
     use crate::dataset::Scaling;
-    use crate::partition::Evaluation;
+    use crate::workflow::evaluation::Evaluation;
     use ndarray::{Array2, array};
 
     #[test]

@@ -14,15 +14,16 @@
 use super::compact::{CompactCopy, CompactQuery, Recheck, RecheckBuffers};
 use super::norm_order::NormOrder;
 use super::spatial::SpatialIndex;
-use crate::claims::Opening;
 use crate::dataset::{WorkingSet, means};
 use crate::float::Float;
 use crate::kernels::{
     self, BlockScorer, Complete, Farthest, Metric, Nearest, Pick, Ranked, ScoreVisitor, Selection,
-    TwoReferences, TwoRows, prefetch, prefetch_for_write,
+    TwoReferences, TwoRows,
 };
+use crate::parallel::claims::Opening;
 use crate::parallel::{Exec, Parts, PartsOutcome};
 use crate::partition::Partition;
+use crate::prefetch::{prefetch, prefetch_for_write};
 use crate::progress::Progress;
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -683,7 +684,7 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// `positions` and of those at the tail of the prefix, which take their places: they are
     /// spread over the whole working set, and the loads then overlap instead of queueing one
     /// member after the other. What it writes is asked for writing: the threads of the last
-    /// pass have read it (`kernels::prefetch_for_write`). At 200 000 × 15 on two threads, a
+    /// pass have read it (`prefetch::prefetch_for_write`). At 200 000 × 15 on two threads, a
     /// round's two removals took 2.7–3.0 µs with read prefetches and 2.0–2.2 µs so in this
     /// VM's spells when a transfer between its cores was slow, 0.85–1.15 µs either way in
     /// the others.

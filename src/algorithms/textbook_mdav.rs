@@ -76,10 +76,10 @@ pub(crate) fn textbook_mdav(x: &[Vec<f64>], k: usize) -> Vec<u32> {
 mod tests {
     use super::textbook_mdav;
     use crate::algorithms::mdav::{MdavOptions, mdav};
-    use crate::algorithms::spatial::IndexChoice;
     use crate::algorithms::test_shapes::shaped;
     use crate::dataset::{Scaling, WorkingSet};
     use crate::float::Float;
+    use crate::index::IndexChoice;
     use crate::parallel::Parallelism;
     use crate::progress::Progress;
     use ndarray::Array2;

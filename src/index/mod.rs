@@ -14,9 +14,13 @@
 //! * [`blocks::BlockIndex`]: points in blocks of [`blocks::BLOCK`] stored column by column,
 //!   visited nearest box first, each block's distances computed in one vectorized pass; for
 //!   higher dimensions, where a tree's internal nodes rarely prune.
+//! * [`choice::IndexChoice`]: whether an accelerator is used (on, off, or by size).
 
 pub mod blocks;
+pub mod choice;
 pub mod kdtree;
+
+pub use choice::IndexChoice;
 
 use crate::float::Float;
 

@@ -7,19 +7,19 @@
 
 mod assess;
 
-use crate::algorithms::spatial::IndexChoice;
 use crate::dataset::validate_missing;
 use crate::error::Error;
 use crate::float::Float;
 use crate::incremental::{Incremental, IncrementalOptions, Strategy, critical_head_start, plan};
+use crate::index::IndexChoice;
 use crate::method::{METHODS, Method, ParamValue};
 use crate::microaggregate::{Options, Outcome, evaluate, microaggregate_with};
 use crate::missing::{MISSING_MODES, Missing};
 use crate::parallel::Parallelism;
-use crate::partition::Evaluation;
 use crate::workflow::Workflow;
 use crate::workflow::aggregate::AGGREGATIONS;
 use crate::workflow::completion::complete;
+use crate::workflow::evaluation::Evaluation;
 use crate::workflow::strata::SMALL_STRATA;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};

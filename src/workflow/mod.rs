@@ -10,6 +10,7 @@
 
 pub mod aggregate;
 pub mod completion;
+pub mod evaluation;
 pub mod jobs;
 pub mod parts;
 pub mod strata;
