@@ -97,7 +97,6 @@ impl Partition {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::array;
 
     #[test]
     fn checks_group_sizes() {

@@ -4,7 +4,7 @@
 //! a group; then the rest (k..2k−1 records) form the last group. One group per centroid, where MDAV
 //! forms two. O(n²·d/k) time, O(n·d) memory.
 
-use super::remaining::Remaining;
+use super::mdav::remaining::Remaining;
 use crate::dataset::WorkingSet;
 use crate::float::Float;
 use crate::kernels::{Metric, Selection};

@@ -21,9 +21,9 @@
 //! MDAV's compact int8 copy first (`compact.rs`, same rule, same answers).
 
 use super::clusters::{ClusterStats, sse};
-use super::compact::uses_compact;
-use super::norm_order::NormOrder;
-use super::remaining::Remaining;
+use super::mdav::compact::uses_compact;
+use super::mdav::norm_order::NormOrder;
+use super::mdav::remaining::Remaining;
 use super::spatial::{Accelerators, SpatialIndex};
 use crate::centroid_table::CentroidTable;
 use crate::dataset::WorkingSet;

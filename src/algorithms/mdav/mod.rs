@@ -13,9 +13,12 @@
 //! O(n·d) memory. In low d the passes become k-d tree queries (`spatial.rs`, option
 //! `spatial_index`), about O(n log n) on spread-out data, with the same partition.
 
-use super::compact::uses_compact;
-use super::norm_order::NormOrder;
-use super::remaining::{Mismatch, Prepared, Remaining};
+pub mod compact;
+pub mod norm_order;
+pub mod remaining;
+#[cfg(test)]
+mod textbook;
+
 use crate::dataset::WorkingSet;
 use crate::float::Float;
 use crate::index::IndexChoice;
@@ -23,6 +26,9 @@ use crate::kernels::{Metric, Selection};
 use crate::parallel::Exec;
 use crate::partition::Partition;
 use crate::progress::Progress;
+use compact::uses_compact;
+use norm_order::NormOrder;
+use remaining::{Mismatch, Prepared, Remaining};
 
 /// F-MDAV's computational strategies (§3.1–3.4). All `true` is F-MDAV; all `false` (with
 /// f64) is the paper's "traditional MDAV". Every combination gives the same partition on

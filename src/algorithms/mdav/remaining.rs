@@ -13,7 +13,7 @@
 
 use super::compact::{CompactCopy, CompactQuery, Recheck, RecheckBuffers};
 use super::norm_order::NormOrder;
-use super::spatial::SpatialIndex;
+use crate::algorithms::spatial::SpatialIndex;
 use crate::dataset::{WorkingSet, means};
 use crate::float::Float;
 use crate::kernels::{
