@@ -325,9 +325,9 @@ def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> tuple[pd.
         out[opts["group_column"]] = labels
     out[_INDEX] = frame.index
     out[_KEY] = frame[_KEY].to_numpy()
-    counts = np.array(counts, dtype=np.int64).reshape(-1, 2)
-    sums = partition_sums(values, released, w, plan.mean, plan.scale, int(counts[:, 1].sum()))
-    return out, counts, sums
+    table = np.array(counts, dtype=np.int64).reshape(-1, 2)
+    sums = partition_sums(values, released, w, plan.mean, plan.scale, int(table[:, 1].sum()))
+    return out, table, sums
 
 
 def _first_ids(counts: list[Int], plan: Plan) -> Int:
