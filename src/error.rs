@@ -52,12 +52,15 @@ impl fmt::Display for Error {
             Error::Overflow { record } => write!(
                 f,
                 "values are too large for the working precision (squared norm of record {record} \
-                 overflows); standardize the data or use dtype='float64'"
+                 overflows in the units the method works in, after any scaling): use \
+                 dtype='float64', divide the data by a constant, or standardize it \
+                 (standardize=True) if it was not"
             ),
             Error::SumOverflow => write!(
                 f,
-                "values are too large: the sum of squares of the data overflows float64; \
-                 standardize the data (standardize=True) or rescale it"
+                "values are too large: the sum of squares of the data, in the units the method \
+                 works in (after any scaling), overflows float64; divide the data by a \
+                 constant, or standardize it (standardize=True) if it was not"
             ),
             Error::InvalidK { k, .. } if *k < 2 => write!(
                 f,

@@ -161,13 +161,17 @@ impl Params<'_> {
             Some(v) => return Err(type_error(name, "float", v)),
         };
         if (lo..=hi).contains(&v) {
-            Ok(v)
-        } else {
-            Err(Error::InvalidParameter {
-                name: name.to_string(),
-                reason: format!("must be in [{lo}, {hi}], got {v}"),
-            })
+            return Ok(v);
         }
+        let range = if hi == f64::MAX {
+            format!("a finite number of at least {lo}")
+        } else {
+            format!("in [{lo}, {hi}]")
+        };
+        Err(Error::InvalidParameter {
+            name: name.to_string(),
+            reason: format!("must be {range}, got {}", readable(v)),
+        })
     }
 
     fn count(&self, name: &str, default: usize, min: usize) -> Result<usize> {
@@ -181,6 +185,12 @@ impl Params<'_> {
             Some(v) => Err(type_error(name, "int", v)),
         }
     }
+}
+
+/// `v` as a user reads it: in scientific notation when large (Rust's `{}` writes every
+/// digit of 1e308).
+fn readable(v: f64) -> String {
+    if v.abs() >= 1e16 { format!("{v:e}") } else { format!("{v}") }
 }
 
 fn type_error(name: &str, expected: &'static str, got: ParamValue) -> Error {
@@ -338,5 +348,17 @@ mod tests {
         for name in METHODS {
             assert_eq!(Method::parse(name, &[]).unwrap().name(), *name);
         }
+    }
+
+    #[test]
+    fn real_bounds_read_as_numbers() {
+        let reason =
+            |v: f64| match Method::parse("vmdav", &[("gamma".into(), ParamValue::Float(v))]) {
+                Err(Error::InvalidParameter { name, reason }) if name == "gamma" => reason,
+                other => panic!("{other:?}"),
+            };
+        assert_eq!(reason(-1.0), "must be a finite number of at least 0, got -1");
+        assert_eq!(reason(f64::INFINITY), "must be a finite number of at least 0, got inf");
+        assert_eq!(reason(-1e300), "must be a finite number of at least 0, got -1e300");
     }
 }

@@ -64,7 +64,7 @@ def dask_parts(ddf: Any, max_part: int, by: list[str], allow_missing: bool = Fal
     """The parts of the distributed planner (run from this process), as row-id lists."""
     spec = plan_module.Spec(QI, by, 3, max_part, True, allow_missing)
     plan = plan_module.plan_cuts(plan_module.FrameRef(ddf[QI + by]), spec)
-    meta = ddf._meta.assign(**{mdask._ROW: np.zeros(0, np.int64), mdask._PART: np.zeros(0, np.int64)})
+    meta = ddf._meta.assign(**{c: np.zeros(0, np.int64) for c in (mdask._ROW, mdask._PART, mdask._KEY)})
     tagged = ddf.map_partitions(tag_partition, plan, spec, meta=meta, partition_info=True).compute()
     rows, parts = tagged[mdask._ROW].to_numpy(), tagged[mdask._PART].to_numpy()
     return [np.sort(rows[parts == q]) for q in range(len(plan.part_sizes))]
@@ -279,13 +279,16 @@ def test_cli_dask_engine(client: Any, tmp_path: Path, capsys: pytest.CaptureFixt
     pd.testing.assert_series_equal(back["note"], df["note"], check_dtype=False)
     assert back.groupby(["region", *QI]).size().min() >= 3
     assert main(argv) == 2 and "exists" in capsys.readouterr().err  # never overwrites
+    assert main([*argv, "--overwrite"]) == 0  # unless asked, and then with the new release complete
+    assert main([*argv, "--overwrite", "-o", str(tmp_path / "big.parquet")]) == 2
+    assert "the input is never overwritten" in capsys.readouterr().err
     assert main([*argv[:6], "--max-part", "4", "-o", str(tmp_path / "x")]) == 2
-    assert "max_part" in capsys.readouterr().err
+    assert "--max-part" in capsys.readouterr().err
     # --small-strata merge reaches the Dask engine (a stratum of 2 records, k = 3)
     small = df.assign(region=["tiny"] * 2 + list(df["region"][2:]))
     dd.from_pandas(small, npartitions=3).to_parquet(tmp_path / "small.parquet")
     merged = ["anonymize", str(tmp_path / "small.parquet"), *argv[2:], "-o", str(tmp_path / "m.parquet")]
-    assert main(merged) == 2 and "small_strata='merge'" in capsys.readouterr().err
+    assert main(merged) == 2 and "--small-strata merge" in capsys.readouterr().err
     assert main([*merged, "--small-strata", "merge"]) == 0
     released = dd.read_parquet(tmp_path / "m.parquet").compute()["region"]
     assert not released.eq("tiny").any() and set(released) == set(df["region"][2:])  # relabelled
@@ -294,3 +297,127 @@ def test_cli_dask_engine(client: Any, tmp_path: Path, capsys: pytest.CaptureFixt
     assert main([*argv[:4], *argv[8:], "-o", str(local)]) == 0
     got = pd.read_parquet(local).set_index(df.index)
     np.testing.assert_allclose(got[QI].to_numpy(), back[QI].to_numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_output_keeps_the_input_order_index_and_divisions(client: Any) -> None:
+    df = frame(5000, seed=11)
+    ddf = dd.from_pandas(df, npartitions=5)
+    out = mdask.anonymize(ddf, 3, QI, by="region", max_part=300)
+    assert out.divisions == ddf.divisions  # known before anything runs
+    got = out.compute()
+    pd.testing.assert_index_equal(got.index, df.index)
+    pd.testing.assert_series_equal(got["note"], df["note"], check_dtype=False)
+    for i in range(ddf.npartitions):  # each record in its input partition
+        pd.testing.assert_index_equal(out.partitions[i].compute().index, ddf.partitions[i].compute().index)
+    # keep_order=False: rows come grouped by part; the index still restores the order.
+    grouped = mdask.anonymize(ddf, 3, QI, by="region", max_part=300, keep_order=False).compute()
+    assert not grouped.index.equals(df.index)
+    pd.testing.assert_frame_equal(grouped.loc[df.index], got)
+
+
+@pytest.mark.parametrize("options", [{}, {"weights": "w", "aggregation": "median"}, {"missing": "fill"}])
+def test_summary_reports_the_information_loss(client: Any, options: dict[str, Any]) -> None:
+    import microagg as ma
+
+    df = frame(4000, seed=12, missing="missing" in options)
+    df["w"] = np.random.default_rng(13).uniform(0, 3, len(df)) * 1e300  # huge weights: sums stay finite
+    out, summary = mdask.anonymize(dd.from_pandas(df, npartitions=4), 3, QI, max_part=250, summary=True, **options)
+    got, report = dask.compute(out, summary)
+    assert report.columns == tuple(QI) and report.n_records == len(df)
+    # SSE / SST over the observed cells, in sd units, weighted, SST around the weighted means.
+    x, released = df[QI].to_numpy(np.float64), got[QI].to_numpy(np.float64)
+    w = (df["w"].to_numpy() / 1e300 if "weights" in options else np.ones(len(df)))[:, None] * ~np.isnan(x)
+    x0 = np.nan_to_num(x)
+    sd = np.nanstd(x, axis=0)
+    mean = (w * x0).sum(axis=0) / w.sum(axis=0)
+    sse = (w * np.nan_to_num((x - released) / sd) ** 2).sum()
+    sst = (w * np.nan_to_num((x - mean) / sd) ** 2).sum()
+    assert report.information_loss == pytest.approx(sse / sst, rel=1e-9)
+    assert 0 < report.information_loss < 1
+    if "missing" not in options:  # same groups as one machine: the same loss
+        weights = {"weights": df["w"].to_numpy()} if "weights" in options else {}
+        local = ma.microaggregate(x, 3, max_part=250, **{**options, **weights})
+        assert report.n_groups == local.n_groups
+        assert report.information_loss == pytest.approx(local.information_loss, rel=1e-9)
+
+
+def test_readme_example_runs(tmp_path: Path) -> None:
+    script = Path(__file__).resolve().parent.parent / "examples" / "dask_anonymize.py"
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "20000 records, smallest class 5" in done.stdout
+    released = pd.read_parquet(tmp_path / "census_k5")
+    assert released.groupby(["region", "age", "income"]).size().min() >= 5
+
+
+def write_parquet(df: pd.DataFrame, path: Path, files: int, row_group_size: int) -> None:
+    """``df`` as ``files`` Parquet files under ``path`` (one file: ``path`` itself)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    chunks = np.array_split(np.arange(len(df)), files)
+    if files == 1:
+        pq.write_table(pa.Table.from_pandas(df), path, row_group_size=row_group_size)
+        return
+    path.mkdir()
+    for i, rows in enumerate(chunks):
+        pq.write_table(pa.Table.from_pandas(df.iloc[rows]), path / f"part.{i}.parquet", row_group_size=row_group_size)
+
+
+def test_cli_dask_splits_a_large_file_and_prints_the_information_loss(
+    client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from microagg import _cli_dask
+    from microagg.cli import main
+
+    monkeypatch.setattr(_cli_dask, "PARTITION_BYTES", 1)  # every row group is large enough
+    df = frame(3000, seed=14)
+    write_parquet(df, tmp_path / "one.parquet", files=1, row_group_size=500)
+    argv = ["anonymize", str(tmp_path / "one.parquet"), "-k", "3", "--engine", "dask", "--scheduler",
+            client.scheduler.address, "--columns", "a,b,c", "--max-part", "300", "-o", str(tmp_path / "out")]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "6 partitions" in printed  # one a row group, not one for the file
+    local = ma_microaggregate(df, 3, 300)
+    assert f"{local.n_groups} groups, information loss {100 * local.information_loss:.4f}%" in printed
+    assert "3000 records, columns a, b, c" in printed
+    back = pd.read_parquet(tmp_path / "out")
+    np.testing.assert_allclose(back[QI].to_numpy(), local.aggregated, rtol=1e-12)  # in the input's order
+
+
+def ma_microaggregate(df: pd.DataFrame, k: int, max_part: int) -> Any:
+    import microagg as ma
+
+    return ma.microaggregate(df[QI].to_numpy(np.float64), k, max_part=max_part)
+
+
+@pytest.mark.parametrize("damage", ["not parquet", "truncated data"])
+def test_cli_dask_names_the_unreadable_part(client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str) -> None:
+    from microagg.cli import main
+
+    write_parquet(frame(3000, seed=15), tmp_path / "in", files=3, row_group_size=200)
+    bad = tmp_path / "in" / "part.1.parquet"
+    data = bad.read_bytes()
+    if damage == "not parquet":
+        bad.write_bytes(b"age,income\n1,2\n")
+    else:  # the footer intact, a data page overwritten: only reading the data finds it
+        middle = len(data) // 2
+        bad.write_bytes(data[:middle] + bytes(200) + data[middle + 200 :])
+    argv = ["anonymize", str(tmp_path / "in"), "-k", "3", "--engine", "dask", "--scheduler",
+            client.scheduler.address, "--columns", "a,b,c", "--max-part", "300", "-o", str(tmp_path / "out")]
+    assert main(argv) == 2
+    assert str(bad) in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_dask_keeps_dask_logs_out_of_stderr_unless_verbose(tmp_path: Path) -> None:
+    df = frame(2000, seed=16)
+    dd.from_pandas(df, npartitions=2).to_parquet(tmp_path / "in")
+    run = [sys.executable, "-m", "microagg", "anonymize", str(tmp_path / "in"), "-k", "3", "--engine", "dask",
+           "--columns", "a,b,c", "--max-part", "200"]
+    quiet = subprocess.run([*run, "-o", str(tmp_path / "q")], capture_output=True, text=True, timeout=600)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stderr == "" and "information loss" in quiet.stdout
+    loud = subprocess.run([*run, "-v", "-o", str(tmp_path / "v")], capture_output=True, text=True, timeout=600)
+    assert loud.returncode == 0, loud.stderr
+    assert "distributed" in loud.stderr

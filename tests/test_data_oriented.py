@@ -136,5 +136,5 @@ def test_vmdav_gamma_controls_group_growth() -> None:
     assert (tight.group_sizes[:-1] == 3).all()  # no extension at gamma 0 (last group takes the rest)
     loose = ma.microaggregate(X, 3, "vmdav", gamma=1.5)
     assert loose.group_sizes.min() >= 3 and loose.group_sizes.max() > 3
-    with pytest.raises(ValueError, match="gamma: must be in"):
+    with pytest.raises(ValueError, match="gamma: must be a finite number of at least 0"):
         ma.microaggregate(X, 3, "vmdav", gamma=-1.0)

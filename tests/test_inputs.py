@@ -151,3 +151,42 @@ def test_memory_layouts_and_dtypes_give_the_same_partition() -> None:
     }
     for name, X in variants.items():
         assert (ma.microaggregate(X, 5).labels == ref).all(), name
+
+
+@pytest.mark.parametrize(
+    "name,options",
+    [
+        ("k", {"k": 2**70}),
+        ("k", {"k": 2**63}),
+        ("max_part", {"max_part": 2**70}),
+        ("n_jobs", {"n_jobs": 2**70}),
+        ("seed", {"seed": 2**64}),
+        ("n_init", {"method": "ona", "n_init": 2**70}),
+        ("max_rounds", {"method": "ona-star", "max_rounds": -(2**70)}),
+    ],
+)
+def test_huge_integer_parameters_are_value_errors_naming_them(name: str, options: dict) -> None:
+    X = gaussian(30, 2)
+    options = {"k": 3, **options}
+    with pytest.raises(ValueError, match=name) as err:
+        ma.microaggregate(X, **options)
+    assert len(str(err.value)) < 200  # the bound and the value read as numbers, not 300 digits
+    with pytest.raises(ValueError, match=name):
+        ma.anonymize(pd.DataFrame(X, columns=["a", "b"]), **options)
+
+
+def test_huge_values_print_readably() -> None:
+    with pytest.raises(ValueError, match=r"k must be at most 2\*\*63 - 1, got 1\.000e\+300"):
+        ma.microaggregate(gaussian(30, 2), 10**300)
+    with pytest.raises(ValueError, match=r"seed must be at most 2\*\*64 - 1, got 1\.180e\+21"):
+        ma.microaggregate(gaussian(30, 2), 3, "ona", seed=2**70)
+    with pytest.raises(ValueError, match="gamma.*at least 0, got -1e300"):
+        ma.microaggregate(gaussian(30, 2), 3, "vmdav", gamma=-1e300)
+
+
+@pytest.mark.parametrize("n_jobs", [100_000, 2**32, 2**63 - 1])
+def test_n_jobs_above_the_cores_is_capped(n_jobs: int) -> None:
+    X = gaussian(2000, 3)
+    one = ma.microaggregate(X, 5, n_jobs=1, max_part=400)
+    many = ma.microaggregate(X, 5, n_jobs=n_jobs, max_part=400)  # starts no 10^5 threads
+    np.testing.assert_array_equal(many.labels, one.labels)

@@ -160,8 +160,9 @@ def microaggregate(
         Working precision. ``None`` uses float64 unless ``X`` is float32. float32 is
         F-MDAV's single-precision strategy: faster, same groups except near-ties.
     n_jobs : int, default 1
-        1 is the single-threaded "fair" mode; -1 uses all cores; n > 1 uses n threads.
-        The partition is identical for every value.
+        1 is the single-threaded "fair" mode; -1 uses all cores; n > 1 uses n threads,
+        at most as many as there are cores (a larger n is capped: more threads would only
+        compete for them). The partition is identical for every value.
     seed : int, optional
         Seed of the randomized methods (``"ona"``); ``None`` means 0, so every result is
         reproducible. Deterministic methods ignore it.
@@ -181,8 +182,12 @@ def microaggregate(
         repeatedly until every stratum has ``k`` records; ``res.merges`` reports the merges.
     weights : array-like of n non-negative numbers, optional
         Sampling weights. Groups are formed as without them (``k`` counts records); each
-        group releases its weighted aggregate and SSE/SST are weighted. A group whose
-        weights are all zero releases its unweighted aggregate.
+        group releases its weighted aggregate and SSE/SST are weighted. The weights are
+        first multiplied by the power of two that brings the largest (a group's, for its
+        value; the file's, for SSE/SST) into [1, 2): exact, so their ratios are kept, and
+        subnormal or near-``float max`` weights release what unit weights do, every value
+        within its group's range, SSE and SST finite. A group whose weights are all zero
+        releases its unweighted aggregate.
     aggregation : "mean", "median", "trim" or "onestep", default "mean"
         What a group releases (sdcMicro's names); never changes the grouping. "median" is
         the weighted median (with equal weights the ordinary median); "trim" cuts a share
@@ -252,9 +257,7 @@ def microaggregate(
     standardize, scale = _standardization(standardize, arr.shape[1])
     n_jobs = check_int(n_jobs, "n_jobs")
     if seed is not None:
-        seed = check_int(seed, "seed", minimum=0)
-        if seed >= 2**64:
-            raise ValueError(f"seed must be below 2**64, got {seed}")
+        seed = check_int(seed, "seed", minimum=0, maximum=2**64 - 1)
     if progress is not None and not isinstance(progress, _core.Progress):
         raise TypeError("progress must be a microagg._core.Progress")
     n = arr.shape[0]

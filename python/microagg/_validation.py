@@ -72,13 +72,23 @@ def _single_precision(dtype: Any, data_dtype: np.dtype[Any]) -> bool:
     raise ValueError(f"dtype must be None, 'float32' or 'float64', got {dtype!r}")
 
 
-def check_int(value: Any, name: str, *, minimum: Optional[int] = None) -> int:
-    """An integer (Python or NumPy, not bool) at least ``minimum``."""
+INT64_MAX = 2**63 - 1
+"""The largest integer the core takes (its counts are 64-bit)."""
+
+
+def check_int(value: Any, name: str, *, minimum: Optional[int] = None, maximum: int = INT64_MAX) -> int:
+    """An integer (Python or NumPy, not bool) in ``[minimum, maximum]``; by default at most
+    2**63 - 1, so that a huge value is a ``ValueError`` naming ``name`` rather than an
+    ``OverflowError`` on its way to the core."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {readable_int(value)}")
     result = int(value)
     if minimum is not None and result < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {result}")
+        raise ValueError(f"{name} must be at least {minimum}, got {readable_int(result)}")
+    if result > maximum:
+        power = (maximum + 1).bit_length() - 1
+        bound = f"2**{power} - 1" if maximum + 1 == 2**power else readable_int(maximum)
+        raise ValueError(f"{name} must be at most {bound}, got {readable_int(result)}")
     return result
 
 
@@ -89,6 +99,18 @@ def check_k(value: Any) -> int:
     if k < 2:
         raise ValueError(f"k must be at least 2 (k = 1 is no protection: every record is released as it is), got k={k}")
     return k
+
+
+def readable_int(value: Any) -> str:
+    """``repr(value)``, or for an integer of more than 16 digits its leading digits and
+    power of ten (``1.181e+21``): a message names a value, it need not spell 300 digits."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        digits = str(abs(int(value)))
+        if len(digits) > 16:
+            sign = "-" if value < 0 else ""
+            return f"{sign}{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def check_bool(value: Any, name: str) -> bool:

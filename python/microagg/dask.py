@@ -18,7 +18,12 @@ over the data returning per-part summaries); then one shuffle puts each part in 
 partition, where the Rust core groups it (:func:`microagg._parts.group_part`). No step
 gathers the data set in one place: the input partitions are read by the release only once
 the plan exists (never held while planning), and memory per worker is O(partition size)
-plus Dask's own.
+plus Dask's own. A second shuffle then puts every record back in its input partition, in
+its input position, with its index (``keep_order=True``, the default).
+
+Run it under ``if __name__ == "__main__":`` when it starts a ``distributed`` cluster in the
+script (``Client()`` starts worker processes that import the script again); see
+``examples/dask_anonymize.py``.
 """
 
 from __future__ import annotations
@@ -33,11 +38,21 @@ from ._dask_plan import FrameRef, Int, Plan, Spec, descend, executor, plan_cuts,
 from ._dask_strata import SMALL_STRATA
 from ._mixed.dask import anonymize_mixed
 from ._mixed.frames import declared_categories, mixed_key
+from ._dask_summary import PartitionSums, Summary, partition_sums, summarize
+
+__all__ = ["anonymize", "Summary"]
 from ._parts import group_part, workflow_options
 from ._validation import check_bool, check_int, check_k, check_str
 
 _ROW = "__microagg_row"
 _PART = "__microagg_part"
+_KEY = "__microagg_key"
+"""Input partition number × :data:`_SLOT` + position in it: the key that sorts the released
+records back into their input partitions and order."""
+_INDEX = "__microagg_index"
+"""The input's index, carried as a column through the shuffle back."""
+_SLOT = 2**40
+"""Records per input partition that :data:`_KEY` can tell apart."""
 
 FIXED_GROUP_COUNT = ("mdav",)
 """Methods that always form ``size // k`` groups from a part of ``size`` records: their
@@ -69,6 +84,8 @@ def anonymize(
     ordinal: Any = None,
     attribute_weights: Any = None,
     categorical_release: str = "mode",
+    keep_order: bool = True,
+    summary: bool = False,
     **method_params: Any,
 ) -> Any:
     """Return a lazy copy of the Dask DataFrame ``ddf`` whose ``columns`` are k-anonymously
@@ -127,15 +144,26 @@ def anonymize(
         embedding is computed in the whole file's units (levels and standard deviations
         from two passes over ``ddf``) and grouped by this engine; each group's categories
         are released in its output partition.
+    keep_order : bool, default True
+        Put every record back in its input partition and position, with its index (a
+        second shuffle of the data, sorting on each record's input partition and
+        position). False skips that shuffle: the output partitions then hold whole parts,
+        rows in input order within each part; the index still comes through, so
+        ``out.compute().loc[ddf.index.compute()]`` restores the input's order when the
+        index is unique.
+    summary : bool, default False
+        Also return a :class:`dask.delayed.Delayed` of a
+        :class:`microagg.dask.Summary` (records, groups, information loss as
+        :func:`microagg.microaggregate` reports it), computed with the frame at no extra
+        pass: ``dask.compute(out.to_parquet(path, compute=False), summary)``.
     **method_params
         Options of ``method``, as for :func:`microagg.microaggregate`.
 
     Returns
     -------
-    dask.dataframe.DataFrame
-        Same columns (plus ``group_column``) and index; rows are grouped by part, in row
-        order within each output partition; as many partitions as ``ddf``. Nothing is
-        computed until the result is.
+    dask.dataframe.DataFrame, or (DataFrame, Delayed) with ``summary=True``
+        Same columns (plus ``group_column``), index and partitions as ``ddf``, rows in
+        the input's order (see ``keep_order``). Nothing is computed until the result is.
 
     Raises
     ------
@@ -162,12 +190,16 @@ def anonymize(
         raise ValueError(f"small_strata must be one of {', '.join(SMALL_STRATA)}, got {small_strata!r}")
     relabel = check_bool(relabel, "relabel")
     standardize = check_bool(standardize, "standardize")
+    keep_order = check_bool(keep_order, "keep_order")
+    summary = check_bool(summary, "summary")
     n_jobs = check_int(n_jobs, "n_jobs")
     roles = set(_names(ddf, by, "by")) | set(_names(ddf, weights, "weights"))
     mixed = _mixed_key(ddf, columns, roles, categorical, ordinal, attribute_weights, categorical_release)
     if mixed is not None:
         if not standardize:
             raise ValueError("standardize cannot be False with a mixed key: weigh columns with attribute_weights=")
+        if summary:
+            raise ValueError("summary=True is not available with a mixed key (categorical columns) yet")
         # Check the method and its parameters before the passes that measure the key.
         one = workflow_options(weights=weights is not None, aggregation=aggregation, missing=missing)
         microaggregate(np.arange(2.0 * k).reshape(2 * k, 1), k, method, **one, **method_params)
@@ -189,7 +221,7 @@ def anonymize(
     microaggregate(np.arange(2.0 * k * len(cols)).reshape(2 * k, len(cols)), k, method, **options, **method_params)
     spec = Spec(cols, by_cols, k, max_part, standardize, missing != "error", small_strata == "merge", relabel)
     plan = dask.delayed(plan_cuts, pure=False)(FrameRef(ddf[cols + by_cols]), spec)
-    tagged_meta = ddf._meta.assign(**{_ROW: np.zeros(0, np.int64), _PART: np.zeros(0, np.int64)})
+    tagged_meta = ddf._meta.assign(**{_ROW: np.zeros(0, np.int64), _PART: np.zeros(0, np.int64), _KEY: np.zeros(0, np.int64)})
     # Each partition is read inside its tagging task, which depends on the plan only: had
     # the tasks taken ddf's partitions as inputs, the scheduler would read the whole frame
     # into worker memory while the (seceded) planner task runs.
@@ -206,12 +238,40 @@ def anonymize(
     )
     # Delayed tasks again (not map_partitions with the plan as an argument, which gives the
     # planner a second graph key: it ran twice).
-    grouped = [dask.delayed(_release, nout=2)(part, plan, release) for part in shuffled.to_delayed()]
-    frames = [frame for frame, _ in grouped]
+    grouped = [dask.delayed(_release, nout=3)(part, plan, release) for part in shuffled.to_delayed()]
+    frames = [frame for frame, _, _ in grouped]
     if group_column is not None and method not in FIXED_GROUP_COUNT:
-        first = dask.delayed(_first_ids)([counts for _, counts in grouped], plan)
+        first = dask.delayed(_first_ids)([counts for _, counts, _ in grouped], plan)
         frames = [dask.delayed(_renumber)(frame, plan, first, k, group_column) for frame in frames]
-    return dd.from_delayed(frames, meta=_release_meta(ddf._meta, cols, group_column), verify_meta=False)
+    meta = _release_meta(ddf._meta, cols, group_column)
+    released = dd.from_delayed(frames, meta=meta.assign(**{_INDEX: ddf._meta.index, _KEY: np.zeros(0, np.int64)}), verify_meta=False)
+    if keep_order:
+        out = _in_input_order(released, ddf, meta)
+    else:
+        out = released.map_partitions(_input_index, ddf.index.name, meta=meta)
+    if not summary:
+        return out
+    return out, dask.delayed(summarize)([sums for _, _, sums in grouped], cols)
+
+
+def _in_input_order(released: Any, ddf: Any, meta: pd.DataFrame) -> Any:
+    """The released records moved back to their input partitions and positions (a shuffle
+    on :data:`_KEY`, whose divisions are known without computing anything), with their
+    input index; the input's divisions when it had them."""
+    import dask.dataframe as dd
+
+    n = ddf.npartitions
+    by_key = released.set_index(_KEY, divisions=[p * _SLOT for p in range(n)] + [n * _SLOT - 1])
+    restored = by_key.map_partitions(_input_index, ddf.index.name, meta=meta)
+    if not ddf.known_divisions:
+        return restored
+    return dd.from_delayed(restored.to_delayed(), meta=meta, divisions=ddf.divisions, verify_meta=False)
+
+
+def _input_index(frame: pd.DataFrame, name: Any) -> pd.DataFrame:
+    """A released partition with the input's index back (in place of :data:`_KEY`, which
+    is the index after the shuffle back, else a column)."""
+    return frame.drop(columns=[_KEY], errors="ignore").set_index(_INDEX).rename_axis(name)
 
 
 def _mixed_key(
@@ -272,15 +332,18 @@ def _tag_partition(source: FrameRef, number: int, plan: Plan, spec: Spec) -> pd.
 
 
 def _tag(frame: pd.DataFrame, plan: Plan, spec: Spec, number: int) -> pd.DataFrame:
-    """Adds each record's row id and part number (the leaf of the cut tree it falls in) to
-    partition ``number``."""
+    """Adds each record's row id, part number (the leaf of the cut tree it falls in) and
+    :data:`_KEY` to partition ``number``."""
     ids = plan.offsets[number] + np.arange(len(frame), dtype=np.int64)
     if len(frame) != plan.offsets[number + 1] - plan.offsets[number]:
         raise RuntimeError("the DataFrame's partitions changed between planning and release")
+    if len(frame) >= _SLOT:
+        raise ValueError(f"partition {number} holds {len(frame)} records; repartition the DataFrame below {_SLOT}")
     z = standardized(frame, spec.columns, plan.mean, plan.scale)
     tree = (plan.attr, plan.cut_bits, plan.cut_id, plan.left, plan.right)
     leaf = descend(stratum_codes(frame, spec.by, plan.strata), ids, z, tree)
-    return frame.assign(**{_ROW: ids, _PART: plan.part[leaf]})
+    key = number * _SLOT + np.arange(len(frame), dtype=np.int64)
+    return frame.assign(**{_ROW: ids, _PART: plan.part[leaf], _KEY: key})
 
 
 def _release_meta(meta: pd.DataFrame, cols: list[Any], group_column: Any) -> pd.DataFrame:
@@ -288,10 +351,11 @@ def _release_meta(meta: pd.DataFrame, cols: list[Any], group_column: Any) -> pd.
     return out if group_column is None else out.assign(**{group_column: np.zeros(0, np.int64)})
 
 
-def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> tuple[pd.DataFrame, Int]:
+def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> tuple[pd.DataFrame, Int, PartitionSums]:
     """Groups every part of one shuffled partition and releases its records; rows come out
-    in row-id order, without the helper columns. Group ids start at each part's
-    ``plan.label_offsets``; also returns ``(part, number of groups)`` of each part here."""
+    in row-id order, with their index in column :data:`_INDEX` and their :data:`_KEY`.
+    Group ids start at each part's ``plan.label_offsets``; also returns ``(part, number of
+    groups)`` of each part here, and the partition's share of the information loss."""
     frame = frame.iloc[np.argsort(frame[_ROW].to_numpy(), kind="stable")]
     parts = frame[_PART].to_numpy()
     values = frame[opts["columns"]].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -311,14 +375,18 @@ def _release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> tuple[pd.
         counts.append((part, int(labels[rows].max() - offsets[part] + 1)))
         if opts["method"] in FIXED_GROUP_COUNT and counts[-1][1] != len(rows) // opts["k"]:
             raise RuntimeError(f"method {opts['method']!r} formed {counts[-1][1]} groups from {len(rows)} records")
-    out = frame.drop(columns=[_ROW, _PART])
+    out = frame.drop(columns=[_ROW, _PART, _KEY])
     for j, c in enumerate(opts["columns"]):  # names need not be strings
         out[c] = released[:, j]
     if opts["by"] and plan.strata is not None and (plan.strata["_size"] == 0).any():
         out = _relabel(out, opts["by"], plan.strata)
     if opts["group_column"] is not None:
         out[opts["group_column"]] = labels
-    return out, np.array(counts, dtype=np.int64).reshape(-1, 2)
+    out[_INDEX] = frame.index
+    out[_KEY] = frame[_KEY].to_numpy()
+    table = np.array(counts, dtype=np.int64).reshape(-1, 2)
+    sums = partition_sums(values, released, w, plan.mean, plan.scale, int(table[:, 1].sum()))
+    return out, table, sums
 
 
 def _relabel(frame: pd.DataFrame, by: list[Any], strata: pd.DataFrame) -> pd.DataFrame:

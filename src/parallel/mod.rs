@@ -27,6 +27,11 @@ pub const PARALLEL_MIN: usize = 1 << 14;
 /// f32, 2 threads) the passes below 16 384 records took 0.013 s instead of 0.019 s.
 pub const TEAM_MIN: usize = 1 << 12;
 
+/// The fewest threads `n_jobs` is capped at, whatever the cores: a few threads more than a
+/// small machine's cores cost little, and let tests of the thread split run the uneven
+/// counts (3, 4) they ask for on two cores.
+pub const MIN_THREAD_CAP: i64 = 8;
+
 /// How many threads a call may use (`n_jobs` in the Python API).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Parallelism {
@@ -39,10 +44,14 @@ pub enum Parallelism {
 
 impl Parallelism {
     /// scikit-learn's `n_jobs` convention: 1 = sequential, n > 1 = n threads, -1 = all cores,
-    /// -2 = all but one, and so on. 0 and values below -(cores) are errors.
+    /// -2 = all but one, and so on. 0 and values below -(cores) are errors. A count above
+    /// the cores available is capped at them, or at [`MIN_THREAD_CAP`] on a machine with
+    /// fewer cores: more threads cannot help, results are the same on every thread count,
+    /// and `n_jobs=100000` must not start 100 000 threads.
     pub fn from_n_jobs(n_jobs: i64) -> Result<Self> {
         let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as i64;
-        let threads = if n_jobs < 0 { cores + 1 + n_jobs } else { n_jobs };
+        let cap = cores.max(MIN_THREAD_CAP);
+        let threads = if n_jobs < 0 { cores + 1 + n_jobs } else { n_jobs.min(cap) };
         if n_jobs == 0 || threads < 1 {
             return Err(Error::InvalidParameter {
                 name: "n_jobs".into(),
@@ -322,6 +331,13 @@ mod tests {
         assert!(Parallelism::from_n_jobs(0).is_err());
         assert!(Parallelism::from_n_jobs(-100_000).is_err());
         assert!(Parallelism::from_n_jobs(-1).is_ok());
+        // Capped: a huge count starts no more threads than the cores (or 8, if more).
+        let cores = std::thread::available_parallelism().unwrap().get() as i64;
+        let cap = Parallelism::from_n_jobs(cores.max(MIN_THREAD_CAP)).unwrap();
+        assert_eq!(Parallelism::from_n_jobs(i64::MAX).unwrap(), cap);
+        assert_eq!(Parallelism::from_n_jobs(1 << 32).unwrap(), cap);
+        let threads = NonZeroUsize::new(cores.max(MIN_THREAD_CAP) as usize).unwrap();
+        assert_eq!(Parallelism::from_n_jobs(100_000).unwrap(), Parallelism::Threads(threads));
     }
 
     #[test]

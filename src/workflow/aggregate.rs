@@ -83,17 +83,53 @@ impl Aggregation {
 }
 
 /// The weighted mean of `pairs` (value, weight); the plain mean when every weight is zero.
-/// With unit weights the result has the bits of `Σ v / m`. Takes any re-iterable sequence,
-/// so a caller needs no buffer for it.
+/// The weights are first brought to the largest one's binade ([`Rescale`]), so weights at either end of the float
+/// range (subnormal, or near `f64::MAX`) neither underflow nor overflow their sums; the
+/// result is clamped into the range of the values it averages, which rounding can leave by
+/// an ulp. With unit weights the result has the bits of `Σ v / m` (clamped). Takes any
+/// re-iterable sequence, so a caller needs no buffer for it.
 pub fn weighted_mean(pairs: impl IntoIterator<Item = (f64, f64)> + Clone) -> f64 {
-    let (sum, total) =
-        pairs.clone().into_iter().fold((0.0, 0.0), |(s, t), (v, w)| (s + w * v, t + w));
-    if total > 0.0 {
-        sum / total
-    } else {
-        let (sum, m) = pairs.into_iter().fold((0.0, 0usize), |(s, m), p| (s + p.0, m + 1));
-        sum / m as f64
+    let top = pairs.clone().into_iter().fold(0.0, |t, (_, w)| f64::max(t, w));
+    let scale = (top > 0.0).then(|| Rescale::to(top));
+    let (sum, total) = pairs.clone().into_iter().fold((0.0, 0.0), |(s, t), (v, w)| {
+        let w = scale.map_or(1.0, |scale| scale.apply(w));
+        (s + w * v, t + w)
+    });
+    let (low, high) = pairs
+        .into_iter()
+        .filter(|&(_, w)| w > 0.0 || top == 0.0)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), (v, _)| (l.min(v), h.max(v)));
+    (sum / total).clamp(low, high)
+}
+
+/// Multiplication by the power of two that brings a largest weight into [1, 2): exact (the
+/// weights' ratios, and ties between their sums, are kept, unlike a division by the largest
+/// weight, which rounds), so weights at either end of the float range sum like unit weights.
+#[derive(Clone, Copy)]
+struct Rescale(f64, f64);
+
+impl Rescale {
+    /// The factor for weights whose largest is `top` (> 0), as two powers of two (2^1074,
+    /// for a subnormal `top`, is no f64).
+    fn to(top: f64) -> Self {
+        let e = top.log2().floor() as i32;
+        let half = -e / 2;
+        Rescale(2f64.powi(half), 2f64.powi(-e - half))
     }
+
+    fn apply(self, w: f64) -> f64 {
+        w * self.0 * self.1
+    }
+}
+
+/// The weights times the power of two that brings the largest into [1, 2) ([`Rescale`]):
+/// what an evaluation takes, so that weights at either end of the float range neither
+/// overflow nor vanish from its sums of squares, while their ratios (and the ties a weighted
+/// median looks for) stay exact. `None` when every weight is zero.
+pub fn rescaled_weights(weights: &[f64]) -> Option<Vec<f64>> {
+    let top = weights.iter().fold(0.0, |t, &w| f64::max(t, w));
+    let scale = (top > 0.0).then(|| Rescale::to(top))?;
+    Some(weights.iter().map(|&w| scale.apply(w)).collect())
 }
 
 /// The value a group releases for one attribute, from its non-empty `(value, weight)` pairs
@@ -109,8 +145,9 @@ pub fn group_value(pairs: &mut [(f64, f64)], how: Aggregation) -> f64 {
     }
 }
 
-/// The pairs of positive weight (moved to the front), or all of them with unit weights when
-/// every weight is zero.
+/// The pairs of positive weight (moved to the front), their weights brought to the binade
+/// of 1 ([`Rescale`]: sums of weights neither overflow nor vanish whatever their scale), or
+/// all of them with unit weights when every weight is zero.
 fn positive_weights(pairs: &mut [(f64, f64)]) -> &mut [(f64, f64)] {
     let mut kept = 0;
     for i in 0..pairs.len() {
@@ -123,7 +160,10 @@ fn positive_weights(pairs: &mut [(f64, f64)]) -> &mut [(f64, f64)] {
         pairs.iter_mut().for_each(|p| p.1 = 1.0);
         kept = pairs.len();
     }
-    &mut pairs[..kept]
+    let pairs = &mut pairs[..kept];
+    let scale = Rescale::to(pairs.iter().fold(0.0, |t, p| f64::max(t, p.1)));
+    pairs.iter_mut().for_each(|p| p.1 = scale.apply(p.1));
+    pairs
 }
 
 fn sort_by_value(pairs: &mut [(f64, f64)]) -> &mut [(f64, f64)] {
@@ -131,15 +171,20 @@ fn sort_by_value(pairs: &mut [(f64, f64)]) -> &mut [(f64, f64)] {
     pairs
 }
 
-/// Weighted median of `key(value)` over pairs sorted by it, all weights positive.
+/// Weighted median of `key(value)` over pairs sorted by it, all weights positive: the first
+/// pair whose weight up to it reaches the weight after it. The weight after is summed from
+/// the other end, so equal weights tie as unit weights do whatever rounding their sums take.
 fn sorted_median(pairs: &[(f64, f64)], key: impl Fn(f64) -> f64) -> f64 {
-    let half = pairs.iter().map(|p| p.1).sum::<f64>() / 2.0;
+    let mut after = vec![0.0; pairs.len()];
+    for i in (0..pairs.len() - 1).rev() {
+        after[i] = after[i + 1] + pairs[i + 1].1;
+    }
     let mut cumulative = 0.0;
     for (i, &(v, w)) in pairs.iter().enumerate() {
         cumulative += w;
-        if cumulative >= half {
+        if cumulative >= after[i] {
             return match pairs.get(i + 1) {
-                Some(&(next, _)) if cumulative == half => (key(v) + key(next)) / 2.0,
+                Some(&(next, _)) if cumulative == after[i] => key(v).midpoint(key(next)),
                 _ => key(v),
             };
         }
@@ -151,8 +196,9 @@ fn sorted_median(pairs: &[(f64, f64)], key: impl Fn(f64) -> f64) -> f64 {
 /// `fraction × total` weight from each end (`fraction < 0.5`, so something remains).
 fn trimmed_mean(pairs: &[(f64, f64)], fraction: f64) -> f64 {
     let cut = fraction * pairs.iter().map(|p| p.1).sum::<f64>();
-    let low = records_within(pairs.iter().map(|p| p.1), cut);
-    let high = records_within(pairs.iter().rev().map(|p| p.1), cut);
+    // Each end holds at most `cut` < half the total; the bounds only guard against rounding.
+    let low = records_within(pairs.iter().map(|p| p.1), cut).min(pairs.len() - 1);
+    let high = records_within(pairs.iter().rev().map(|p| p.1), cut).min(pairs.len() - 1 - low);
     weighted_mean(pairs[low..pairs.len() - high].iter().copied())
 }
 
@@ -245,6 +291,33 @@ mod tests {
         assert_eq!(value(&zero, Aggregation::Mean), 3.0);
         assert_eq!(value(&zero, Aggregation::Median), 2.0);
         assert_eq!(weighted_mean(zero), 3.0);
+    }
+
+    #[test]
+    fn weights_at_the_ends_of_the_float_range_release_values_in_the_group_range() {
+        let v = [7.0, 1.0, 3.0, 100.0, 2.0, 4.0];
+        let hows = [Aggregation::Mean, Aggregation::Median, Aggregation::Trim(0.2)];
+        for w in [5e-324, 1e-310, 1.7e308, f64::MAX] {
+            let same: Vec<(f64, f64)> = v.iter().map(|&x| (x, w)).collect();
+            for how in hows.into_iter().chain([Aggregation::Onestep]) {
+                let (got, want) = (value(&same, how), value(&unit(&v), how));
+                assert!((got - want).abs() <= 1e-14 * want.abs(), "{w:e} {how:?}: {got} {want}");
+            }
+            // Mixed with ordinary and zero weights: no NaN, nothing outside [1, 100].
+            let mixed: Vec<(f64, f64)> =
+                v.iter().zip([w, 1.0, 0.0, w, 3.0, w]).map(|(&x, w)| (x, w)).collect();
+            for how in hows.into_iter().chain([Aggregation::Onestep, Aggregation::Trim(0.49)]) {
+                let got = value(&mixed, how);
+                assert!((1.0..=100.0).contains(&got), "{w} {how:?}: {got}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_mean_never_leaves_the_range_of_its_values() {
+        // Σ of three 0.1 is 0.30000000000000004: divided by 3 it rounds above 0.1.
+        assert_eq!(weighted_mean(unit(&[0.1, 0.1, 0.1])), 0.1);
+        assert_eq!(value(&unit(&[0.1, 0.1, 0.1]), Aggregation::Onestep), 0.1);
     }
 
     #[test]

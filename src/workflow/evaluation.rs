@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::parallel::Exec;
 use crate::partition::Partition;
-use crate::workflow::aggregate::{Aggregation, group_value, weighted_mean};
+use crate::workflow::aggregate::{Aggregation, group_value, rescaled_weights, weighted_mean};
 use ndarray::{Array2, ArrayView2};
 
 /// Quality of a partition of some data: centroids in the caller's units, and SSE / SST in
@@ -38,8 +38,9 @@ impl Evaluation {
 
     /// Computes centroids (f64, plain means), the released values of `aggregation` (with
     /// the weights), SSE and SST of `x` grouped by `partition`, each record counted in the
-    /// sums with its weight (1 without `weights`).
-    /// The records are first grouped by a counting sort (ids ascending within a group), so
+    /// sums with its weight (1 without `weights`) times the power of two that brings the
+    /// largest weight into [1, 2) ([`rescaled_weights`]): SSE and SST stay finite whatever
+    /// the weights' scale. The records are first grouped by a counting sort (ids ascending within a group), so
     /// each group's rows are read together: one random pass over `x`. Each group value comes
     /// from the group's (value, weight) pairs of one attribute ([`group_value`]).
     ///
@@ -64,6 +65,8 @@ impl Evaluation {
         let (n, d) = x.dim();
         partition.check_len(n)?;
         let (bounds, by_group) = partition.members_by_group();
+        let weights = weights.and_then(rescaled_weights);
+        let weights = weights.as_deref();
         let weight = |i: usize| weights.map_or(1.0, |w| w[i]);
         // SST is around the data's own mean (which is the scaling's mean unless the scaling
         // came from other data, as in incremental microaggregation).
@@ -163,7 +166,9 @@ struct ChunkSums {
 }
 
 /// The (weighted) mean of every column over its observed (non-NaN) values, 0 where none
-/// is: [`weighted_mean`] of each column bit for bit, read row by row (one pass over `x`).
+/// is: [`weighted_mean`] of each column bit for bit when the largest weight is in [1, 2) (as
+/// the evaluation passes them) and the mean needs no clamping, read row by row (one pass
+/// over `x`).
 fn observed_means<T: Float>(x: ArrayView2<T>, weights: Option<&[f64]>) -> Vec<f64> {
     let d = x.ncols();
     // Per column: Σ w·v, Σ w, Σ v and the count, added in row order like `weighted_mean`.
@@ -213,7 +218,8 @@ mod tests {
         // 12 000 groups of 5: three chunks of groups, added in chunk order.
         let (n, d) = (60_000, 3);
         let x = Array2::from_shape_fn((n, d), |(i, j)| ((i * 7919 + j * 104_729) % 1000) as f64);
-        let weights: Vec<f64> = (0..n).map(|i| (i % 4) as f64).collect();
+        // Weights whose largest is in [1, 2), so that the plain sums below need no rescaling.
+        let weights: Vec<f64> = (0..n).map(|i| (i % 4) as f64 / 2.0).collect();
         let p = Partition::from_labels((0..n).map(|i| (i / 5) as u32).collect()).unwrap();
         let s = Scaling::fit(x.view(), true);
         for how in [Aggregation::Mean, Aggregation::Median] {
@@ -246,14 +252,36 @@ mod tests {
     }
 
     #[test]
+    fn weights_at_the_ends_of_the_float_range_evaluate_like_unit_weights() {
+        let x = array![[0.0, 3.0], [2.0, 1.0], [10.0, 4.0], [12.0, 4.5], [7.0, 8.0]];
+        let p = Partition::from_labels(vec![0, 0, 1, 1, 1]).unwrap();
+        let s = Scaling::fit(x.view(), true);
+        for w in [5e-324, 1e-310, 1.7e308, f64::MAX] {
+            for how in [Aggregation::Mean, Aggregation::Median, Aggregation::Trim(0.2)] {
+                let on = |w: Option<&[f64]>| {
+                    Evaluation::weighted(x.view(), None, &p, &s, w, how, Exec::SEQUENTIAL).unwrap()
+                };
+                let (e, unit) = (on(Some(&[w; 5])), on(None));
+                // Equal weights, brought into [1, 2): SSE and SST scaled alike, finite.
+                let close = |a: f64, b: f64| (a - b).abs() <= 1e-14 * b.abs();
+                let ratio = e.sst / unit.sst;
+                assert!((1.0 - 1e-12..2.0).contains(&ratio), "{w:e} {how:?}: {ratio}");
+                assert!(close(e.information_loss(), unit.information_loss()), "{w:e} {how:?}");
+                let same = e.centroids.iter().zip(&unit.centroids).all(|(&a, &b)| close(a, b));
+                assert!(same, "{w:e} {how:?}");
+            }
+        }
+    }
+
+    #[test]
     fn column_means_are_weighted_means_of_the_observed_values() {
         // Column 0 with a NaN; column 1 observed only where the weight is zero (the plain
         // mean); column 2 never observed (0).
         let nan = f64::NAN;
         let x = array![[1.5, nan, nan], [nan, 2.0, nan], [4.25, nan, nan], [0.1, 7.0, nan]];
-        let weights = [0.3, 0.0, 2.0, 0.0];
+        let weights = [0.3, 0.0, 1.0, 0.0];
         let got = observed_means(x.view(), Some(&weights));
-        let column0 = weighted_mean([(1.5, 0.3), (4.25, 2.0), (0.1, 0.0)]);
+        let column0 = weighted_mean([(1.5, 0.3), (4.25, 1.0), (0.1, 0.0)]);
         assert_eq!(got[0].to_bits(), column0.to_bits());
         assert_eq!(got[1..], [4.5, 0.0]);
     }

@@ -172,14 +172,16 @@ _FLAGS = {
 
 
 @contextlib.contextmanager
-def in_cli_terms(table: Table) -> Iterator[None]:
+def in_cli_terms(table: Optional[Table]) -> Iterator[None]:
     """Rewords the API's ``ValueError`` / ``TypeError`` raised in the block for the command
-    line: records become the file's lines (or Parquet rows), keyword arguments their flags."""
+    line: records become the file's lines (or Parquet rows) when ``table`` is the file read,
+    keyword arguments their flags."""
     try:
         yield
     except (ValueError, TypeError) as exc:
         text = str(exc)
-        text = re.sub(r"\brecord (\d+)\b", lambda m: table.where(int(m.group(1))), text)
+        if table is not None:
+            text = re.sub(r"\brecord (\d+)\b", lambda m: table.where(int(m.group(1))), text)
         text = re.sub(
             r"\b(" + "|".join(_FLAGS) + r")=(['\"]?)([\w.+-]*)\2",
             lambda m: f"{_FLAGS[m.group(1)]} {m.group(3)}".rstrip(),

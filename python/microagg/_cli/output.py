@@ -108,6 +108,23 @@ def write_file(path: str, write: Callable[[str], None], overwrite: bool) -> None
             os.unlink(tmp)
 
 
+def check_output_directory(path: str, inputs: Sequence[str], overwrite: bool) -> None:
+    """:func:`check_output` for an output directory (the Dask engine's Parquet parts): never
+    an input (or a folder holding one), an existing directory only with ``overwrite``."""
+    for src in inputs:
+        inside = os.path.abspath(src).startswith(os.path.abspath(path) + os.sep)
+        if _same_file(path, src) or inside:
+            raise OutputError(
+                f"the output {path} is (or holds) the input {src}; choose another -o (the input is never overwritten)"
+            )
+    if not os.path.lexists(path):
+        return
+    if not os.path.isdir(path):
+        raise OutputError(f"-o {path} exists and is not a directory; choose another name")
+    if not overwrite:
+        raise OutputError(f"-o {path} exists; choose another name or add --overwrite to replace it")
+
+
 def write_directory(path: str, write: Callable[[str], None], overwrite: bool) -> None:
     """Writes the directory ``path`` (the Dask engine's Parquet parts) through
     ``write(target)`` into a temporary directory beside it, then renames it; with
