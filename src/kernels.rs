@@ -36,8 +36,9 @@ pub enum Metric {
     Direct,
 }
 
-/// Scores kept in registers across all attributes (one AVX-512 register of f32).
-const LANES: usize = 16;
+/// Scores kept in registers across all attributes (one AVX-512 register of f32); a scorer
+/// fills whole runs of `LANES` positions on its fast path, the rest one by one.
+pub(crate) const LANES: usize = 16;
 
 /// Scores of the `L` positions from `start`, each computed as ((h − r₀x₀) − r₁x₁) − … or
 /// ((x₀−r₀)² + (x₁−r₁)²) + … in attribute order: the same operations in the same order for
