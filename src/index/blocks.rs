@@ -25,7 +25,7 @@ use super::{NearestIndex, Ties, squared_distance};
 use crate::algorithms::compact::Band;
 use crate::dataset::{Scaling, WorkingSet};
 use crate::float::Float;
-use crate::kernels::{BlockScorer, Complete, Exclude, LANES, Metric, ScoreVisitor, min_value};
+use crate::kernels::{Exclude, LANES, ScoreVisitor, algebraic_lanes, min_value};
 use ndarray::ArrayView2;
 
 /// Blocks per group (the first level of pruning).
@@ -44,6 +44,8 @@ pub struct BlockIndex<T> {
     rows: Vec<T>,
     /// The id of the point at each position (`u32::MAX` for padding).
     ids: Vec<u32>,
+    /// The position of each point.
+    positions: Vec<u32>,
     starts: Vec<usize>,
     lens: Vec<usize>,
     /// The blocks' boxes.
@@ -111,9 +113,14 @@ impl<T: Float> BlockIndex<T> {
             let identity = Scaling { mean: vec![0.0; dim], scale: vec![1.0; dim] };
             WorkingSet::new(view, &identity).expect("values far inside f32's range")
         });
+        let mut positions = vec![0; points.len() / dim];
+        for (p, &id) in ids.iter().enumerate().filter(|(_, id)| **id != u32::MAX) {
+            positions[id as usize] = p as u32;
+        }
         BlockIndex {
             dim,
             rows,
+            positions,
             ids,
             starts,
             lens,
@@ -153,55 +160,76 @@ impl<T: Float> BlockIndex<T> {
         }
     }
 
+    /// Searches `R` queries together (see the module docs): a block is scored for all of
+    /// them when one of them cannot skip it, each column value read once for the `R`
+    /// ([`algebraic_lanes`]); a query's extra scores only add candidates to its re-check.
     #[inline(always)]
-    fn search_generic(&self, query: &[T], ties: &mut Ties<T>) {
-        let qq: f64 = query.iter().map(|v| v.as_f64() * v.as_f64()).sum();
-        let Some(single) = self.single.as_ref().filter(|_| qq.sqrt() <= SINGLE_MAX_NORM) else {
-            return self.search_exact(query, ties);
+    fn search_generic<const R: usize>(&self, queries: [&[T]; R], ties: [&mut Ties<T>; R]) {
+        let qq = queries.map(|q| q.iter().map(|v| v.as_f64() * v.as_f64()).sum::<f64>());
+        let single =
+            self.single.as_ref().filter(|_| qq.iter().all(|q| q.sqrt() <= SINGLE_MAX_NORM));
+        let Some(single) = single else {
+            return queries.iter().zip(ties).for_each(|(q, t)| self.search_exact(q, t));
         };
-        let bound = self.bound(qq.sqrt());
-        let reference: Vec<f32> = query.iter().map(|v| v.as_f64() as f32).collect();
-        let scorer = Complete { reference: &reference[..], metric: Metric::Algebraic };
-        // Every point at the minimum D ≤ U has ŝ ≤ ½U − ½‖q‖² + B.
-        let limit = |upper: f64| rounded_up(0.5 * (upper - qq) + bound);
-        let mut upper = ties.best().as_f64();
-        let mut band = Band::<f32>::new(1, false, 2.0 * bound, Exclude::NONE);
-        band.restart(2.0 * bound, limit(upper));
-        let mut best = f32::INFINITY;
-        let mut scores = [0f32; BLOCK];
-        let mut group_bounds = vec![T::zero(); self.groups.len];
-        self.groups.bounds(query, 0..self.groups.len, &mut group_bounds);
-        let mut bounds = [T::zero(); GROUP];
-        for (g, &group_bound) in group_bounds.iter().enumerate() {
-            if group_bound.as_f64() > upper {
+        let bound = qq.map(|q| self.bound(q.sqrt()));
+        let references = queries.map(|q| q.iter().map(|v| v.as_f64() as f32).collect::<Vec<_>>());
+        let mut upper: [f64; R] = std::array::from_fn(|i| ties[i].best().as_f64());
+        let mut bands: [Band<f32>; R] = std::array::from_fn(|i| {
+            // Every point at the minimum D ≤ U has ŝ ≤ ½U − ½‖q‖² + B.
+            let limit = rounded_up(0.5 * (upper[i] - qq[i]) + bound[i]);
+            let mut band = Band::new(1, false, 2.0 * bound[i], Exclude::NONE);
+            band.restart(2.0 * bound[i], limit);
+            band
+        });
+        let mut best = [f32::INFINITY; R];
+        let mut scores = [[0f32; LANES]; R];
+        let mut block_scores = [[0f32; BLOCK]; R];
+        let group_bounds = queries.map(|q| {
+            let mut out = vec![T::zero(); self.groups.len];
+            self.groups.bounds(q, 0..self.groups.len, &mut out);
+            out
+        });
+        let mut bounds = [[T::zero(); GROUP]; R];
+        for g in 0..self.groups.len {
+            if (0..R).all(|i| group_bounds[i][g].as_f64() > upper[i]) {
                 continue;
             }
             let blocks = g * GROUP..((g + 1) * GROUP).min(self.n_blocks());
-            let bounds = &mut bounds[..blocks.len()];
-            self.blocks.bounds(query, blocks.clone(), bounds);
-            for (b, &box_bound) in blocks.zip(bounds.iter()) {
-                if box_bound.as_f64() > upper {
+            for (q, out) in queries.iter().zip(&mut bounds) {
+                self.blocks.bounds(q, blocks.clone(), &mut out[..blocks.len()]);
+            }
+            for (at, b) in blocks.enumerate() {
+                if (0..R).all(|i| bounds[i][at].as_f64() > upper[i]) {
                     continue;
                 }
                 let (start, end) = (self.starts[b], self.starts[b + 1]);
-                scorer.fill(single, start, &mut scores[..end - start]);
-                let scores = &scores[..self.lens[b]];
-                band.visit(scores, &[], start);
-                let least = min_value(scores);
-                if least < best {
-                    // The point at ŝ = `least` has D ≤ 2(ŝ + B) + ‖q‖².
-                    best = least;
-                    upper = upper.min(2.0 * (f64::from(best) + bound) + qq);
+                for lane in (start..end).step_by(LANES) {
+                    let refs = std::array::from_fn(|i| &references[i][..]);
+                    algebraic_lanes::<f32, R, LANES>(single, lane, refs, &mut scores);
+                    for (to, from) in block_scores.iter_mut().zip(&scores) {
+                        to[lane - start..lane - start + LANES].copy_from_slice(from);
+                    }
+                }
+                for i in 0..R {
+                    let scores = &block_scores[i][..self.lens[b]];
+                    bands[i].visit(scores, &[], start);
+                    let least = min_value(scores);
+                    if least < best[i] {
+                        // The point at ŝ = `least` has D ≤ 2(ŝ + B) + ‖q‖².
+                        best[i] = least;
+                        upper[i] = upper[i].min(2.0 * (f64::from(least) + bound[i]) + qq[i]);
+                    }
                 }
             }
         }
         let mut candidates = Vec::new();
-        band.settle(&mut candidates);
-        for p in candidates {
-            ties.offer(
-                self.ids[p],
-                squared_distance(query, &self.rows[p * self.dim..(p + 1) * self.dim]),
-            );
+        for i in 0..R {
+            candidates.clear();
+            bands[i].settle(&mut candidates);
+            for &p in &candidates {
+                let row = &self.rows[p * self.dim..(p + 1) * self.dim];
+                ties[i].offer(self.ids[p], squared_distance(queries[i], row));
+            }
         }
     }
 }
@@ -255,18 +283,32 @@ impl<T: Float> Boxes<T> {
     }
 }
 
-/// `search_generic` compiled for more instruction sets (chosen at run time).
+/// Queries searched together by [`NearestIndex::search_many`].
+pub const BATCH: usize = 8;
+
+/// `search_generic` for one query and for a batch, compiled for more instruction sets
+/// (chosen at run time).
 macro_rules! search_with_target_feature {
-    ($name:ident, $feature:literal) => {
+    ($one:ident, $many:ident, $feature:literal) => {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = $feature)]
-        fn $name<T: Float>(index: &BlockIndex<T>, query: &[T], ties: &mut Ties<T>) {
-            index.search_generic(query, ties)
+        fn $one<T: Float>(index: &BlockIndex<T>, query: &[T], ties: &mut Ties<T>) {
+            index.search_generic([query], [ties])
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $feature)]
+        fn $many<T: Float>(
+            index: &BlockIndex<T>,
+            queries: [&[T]; BATCH],
+            ties: [&mut Ties<T>; BATCH],
+        ) {
+            index.search_generic(queries, ties)
         }
     };
 }
-search_with_target_feature!(search_avx2, "avx2");
-search_with_target_feature!(search_avx512, "avx512f");
+search_with_target_feature!(search_avx2, search_many_avx2, "avx2");
+search_with_target_feature!(search_avx512, search_many_avx512, "avx512f");
 
 impl<T: Float> NearestIndex<T> for BlockIndex<T> {
     fn dim(&self) -> usize {
@@ -287,7 +329,41 @@ impl<T: Float> NearestIndex<T> for BlockIndex<T> {
                 return unsafe { search_avx2(self, query, ties) };
             }
         }
-        self.search_generic(query, ties)
+        self.search_generic([query], [ties])
+    }
+
+    /// The point's position in block order (neighbouring blocks are neighbouring leaves of
+    /// the k-d tree).
+    fn order_key(&self, id: u32) -> usize {
+        self.positions[id as usize] as usize
+    }
+
+    /// Batches of [`BATCH`] queries, the rest one by one.
+    fn search_many(&self, queries: &[&[T]], ties: &mut [Ties<T>]) {
+        let mut batches = queries.chunks_exact(BATCH).zip(ties.chunks_exact_mut(BATCH));
+        for (q, t) in &mut batches {
+            let q: [&[T]; BATCH] = q.try_into().expect("BATCH queries");
+            let t: [&mut Ties<T>; BATCH] =
+                t.iter_mut().collect::<Vec<_>>().try_into().expect("BATCH");
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU supports AVX-512F (checked just above).
+                    unsafe { search_many_avx512(self, q, t) };
+                    continue;
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU supports AVX2 (checked just above).
+                    unsafe { search_many_avx2(self, q, t) };
+                    continue;
+                }
+            }
+            self.search_generic(q, t);
+        }
+        let rest = queries.len() / BATCH * BATCH;
+        for (q, t) in queries[rest..].iter().zip(&mut ties[rest..]) {
+            self.search(q, t);
+        }
     }
 }
 
@@ -295,6 +371,7 @@ impl<T: Float> NearestIndex<T> for BlockIndex<T> {
 mod tests {
     use super::super::brute_force;
     use super::*;
+    use crate::kernels::{BlockScorer, Complete, Metric};
     use proptest::prelude::*;
 
     proptest! {
@@ -317,6 +394,14 @@ mod tests {
                 index.search(&q, &mut a);
                 brute_force(&points, d, &q, &mut b);
                 prop_assert_eq!(a.sorted(), b.sorted());
+                // Searched with the others in batches.
+                let all: Vec<Vec<f64>> =
+                    queries.chunks_exact(d).map(|q| q.iter().map(|&v| v as f64 * 1.5).collect()).collect();
+                let refs: Vec<&[f64]> = all.iter().map(|q| &q[..]).collect();
+                let mut many = vec![Ties::within(f64::INFINITY); refs.len()];
+                index.search_many(&refs, &mut many);
+                let at = all.iter().position(|a| a == &q).expect("this query");
+                prop_assert_eq!(many[at].sorted(), b.sorted());
                 // From a known point's distance (record linkage starts from its own release).
                 let known = squared_distance(&q, &points[..d]);
                 let (mut a, mut b) = (Ties::within(known), Ties::within(known));
