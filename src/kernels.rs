@@ -36,9 +36,8 @@ pub enum Metric {
     Direct,
 }
 
-/// Scores kept in registers across all attributes (one AVX-512 register of f32); a scorer
-/// fills whole runs of `LANES` positions on its fast path, the rest one by one.
-pub(crate) const LANES: usize = 16;
+/// Scores kept in registers across all attributes (one AVX-512 register of f32).
+const LANES: usize = 16;
 
 /// Scores of the `L` positions from `start`, each computed as ((h − r₀x₀) − r₁x₁) − … or
 /// ((x₀−r₀)² + (x₁−r₁)²) + … in attribute order: the same operations in the same order for
@@ -56,7 +55,17 @@ fn score_lanes<T: Float, const L: usize>(
     let mut acc = [T::zero(); L];
     match metric {
         Metric::Algebraic => {
-            algebraic_lanes::<T, 1, L>(ws, start, [reference], std::array::from_mut(&mut acc))
+            let h: &[T; L] = ws.half_norms()[start..start + L].try_into().expect("L positions");
+            let (r0, x0) = (reference[0], col(0));
+            for l in 0..L {
+                acc[l] = h[l] - r0 * x0[l];
+            }
+            for (j, &r) in reference.iter().enumerate().skip(1) {
+                let x = col(j);
+                for l in 0..L {
+                    acc[l] -= r * x[l];
+                }
+            }
         }
         Metric::Direct => {
             for (j, &r) in reference.iter().enumerate() {
@@ -69,38 +78,6 @@ fn score_lanes<T: Float, const L: usize>(
         }
     }
     *out = acc;
-}
-
-/// Algebraic scores ((h − r₀x₀) − r₁x₁) − … of the `L` positions from `start` against `R`
-/// references at once, into `out[r]`: each column value is read once for all of them, and
-/// the `R` sums are independent (record linkage scores a batch of queries this way,
-/// `index/blocks.rs`). The same operations in the same order for every `R` and `L`.
-#[inline(always)]
-pub(crate) fn algebraic_lanes<T: Float, const R: usize, const L: usize>(
-    ws: &WorkingSet<T>,
-    start: usize,
-    references: [&[T]; R],
-    out: &mut [[T; L]; R],
-) {
-    let col =
-        |j: usize| -> &[T; L] { ws.column(j)[start..start + L].try_into().expect("L positions") };
-    let h: &[T; L] = ws.half_norms()[start..start + L].try_into().expect("L positions");
-    let x0 = col(0);
-    for (acc, reference) in out.iter_mut().zip(&references) {
-        let r0 = reference[0];
-        for l in 0..L {
-            acc[l] = h[l] - r0 * x0[l];
-        }
-    }
-    for j in 1..ws.d() {
-        let x = col(j);
-        for (acc, reference) in out.iter_mut().zip(&references) {
-            let r = reference[j];
-            for l in 0..L {
-                acc[l] -= r * x[l];
-            }
-        }
-    }
 }
 
 #[inline(always)]

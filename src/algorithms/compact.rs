@@ -784,18 +784,6 @@ impl<T: Float> Band<T> {
         }
     }
 
-    /// Starts a new selection with `margin`, keeping the allocations, its candidates bounded
-    /// from the start by signed scores ≤ `limit` (a bound the caller knows, +∞ for none): one
-    /// band then serves many small searches in turn (record linkage's queries,
-    /// `index/blocks.rs`). Not for a band whose clones still visit.
-    pub fn restart(&mut self, margin: f64, limit: T) {
-        self.keys.clear();
-        self.margin = margin;
-        self.limit = Some(limit);
-        self.shared.store(limit.as_f64().to_bits(), Ordering::Relaxed);
-        self.cap = 2 * self.count + 64;
-    }
-
     /// Takes the shared limit when it is tighter than this chunk's own.
     fn adopt_shared(&mut self) {
         let shared = T::from_f64_lossy(f64::from_bits(self.shared.load(Ordering::Relaxed)));

@@ -8,10 +8,9 @@
 //!
 //! The search runs over the release's distinct rows ([`DistinctRows`]), each standing for
 //! all the records equal to it: a [`KdTree`] up to [`KD_TREE_MAX_DIM`] attributes, a
-//! [`BlockIndex`] above (single-precision scores within a rigorous bound, the candidates
-//! re-checked with [`squared_distance`], so its ties are the exact ones). Each query starts
-//! from the exact distance to its own release, so the index prunes from the first node on.
-//! Queries run in parallel with per-query results: the same answer for every thread count.
+//! [`BlockIndex`] above. Each query starts from the exact distance to its own release, so
+//! the index prunes from the first node on. Queries run in parallel with per-query results:
+//! the same answer for every thread count.
 //!
 //! Missing values (NaN, left by `missing="keep"`): a table with any NaN is searched by brute
 //! force over the distinct rows with the partial distance of DESIGN §8 (the sum over the
@@ -122,9 +121,7 @@ pub fn link_nearest<T: Float>(
     })
 }
 
-/// Searches every query (in parallel chunks when a pool is installed), in the index's order
-/// of their own distinct rows ([`NearestIndex::order_key`]): the records of one group, and
-/// of neighbouring groups, go to [`NearestIndex::search_many`] side by side.
+/// Searches every query (in parallel chunks when a pool is installed).
 fn link_all<T: Float, I: NearestIndex<T>>(
     queries: &[T],
     distinct: &DistinctRows<T>,
@@ -133,31 +130,26 @@ fn link_all<T: Float, I: NearestIndex<T>>(
 ) -> NearestLinks {
     let d = distinct.dim;
     let n = queries.len() / d;
-    let mine = |i: u32| distinct.of_record[i as usize];
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_by_key(|&i| index.order_key(mine(i)));
-    let query = |i: u32| &queries[i as usize * d..(i as usize + 1) * d];
-    let mut found = vec![(0u64, false); n];
-    let work = |c: usize, out: &mut [(u64, bool)]| {
-        let records = &order[c * CHUNK..c * CHUNK + out.len()];
-        let batch: Vec<&[T]> = records.iter().map(|&i| query(i)).collect();
-        let mut ties: Vec<Ties<T>> = records
-            .iter()
-            .map(|&i| Ties::within(distance(query(i), distinct.row(mine(i)))))
-            .collect();
-        index.search_many(&batch, &mut ties);
-        for ((o, t), &i) in out.iter_mut().zip(&ties).zip(records) {
-            let count = t.ids().iter().map(|&id| u64::from(distinct.counts[id as usize])).sum();
-            *o = (count, t.ids().contains(&mine(i)));
+    let mut tie_counts = vec![0u64; n];
+    let mut own_among = vec![false; n];
+    let work = |c: usize, (counts, owns): (&mut [u64], &mut [bool])| {
+        let mut ties = Ties::within(T::zero());
+        for (r, (count, own)) in counts.iter_mut().zip(owns.iter_mut()).enumerate() {
+            let i = c * CHUNK + r;
+            let q = &queries[i * d..(i + 1) * d];
+            let mine = distinct.of_record[i];
+            ties.reset(distance(q, distinct.row(mine)));
+            index.search(q, &mut ties);
+            *count = ties.ids().iter().map(|&id| u64::from(distinct.counts[id as usize])).sum();
+            *own = ties.ids().contains(&mine);
         }
     };
-    found.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| work(c, out));
-    let mut links = NearestLinks { tie_counts: vec![0; n], own_among: vec![false; n] };
-    for (&i, &(count, own)) in order.iter().zip(&found) {
-        links.tie_counts[i as usize] = count;
-        links.own_among[i as usize] = own;
-    }
-    links
+    tie_counts
+        .par_chunks_mut(CHUNK)
+        .zip(own_among.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(c, pair)| work(c, pair));
+    NearestLinks { tie_counts, own_among }
 }
 
 /// Brute force over the distinct rows with the partial distance (tables with NaN).

@@ -112,19 +112,6 @@ pub trait NearestIndex<T: Float>: Sync {
     fn dim(&self) -> usize;
     /// Adds the nearest stored points of `query` to `ties`.
     fn search(&self, query: &[T], ties: &mut Ties<T>);
-    /// Where stored point `id` lies in the index's own order: queries sorted by the key of a
-    /// point near each of them reach [`Self::search_many`] with their neighbours (by
-    /// default the id).
-    fn order_key(&self, id: u32) -> usize {
-        id as usize
-    }
-    /// [`Self::search`] for each query with its own `ties` (an index may serve nearby
-    /// queries together; the answers are the same).
-    fn search_many(&self, queries: &[&[T]], ties: &mut [Ties<T>]) {
-        for (q, t) in queries.iter().zip(ties) {
-            self.search(q, t);
-        }
-    }
 }
 
 /// The reference answer: every point of the row-major `points` (ids 0..) offered in turn.
