@@ -173,6 +173,7 @@ impl<T: Float> NearestIndex<T> for PartialBrute<'_, T> {
 mod tests {
     use super::*;
     use ndarray::Array2;
+    use proptest::prelude::*;
     use rand::{RngExt, SeedableRng, rngs::StdRng};
 
     /// Brute force over every released record, the definition.
@@ -222,6 +223,45 @@ mod tests {
                 assert_eq!(got, want, "d={d} jobs={jobs}");
             }
             assert!(want.tie_counts.iter().any(|&t| t > 3), "d={d}: the test wants ties");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Every search (k-d tree, blocks with their single-precision scores and exact
+        /// re-check, the partial brute force) gives the all-pairs answer on data with many
+        /// exact ties: integer values, duplicated records, releases of group means on a grid
+        /// (or the original itself), NaN cells; on one thread and two.
+        #[test]
+        fn equals_all_pairs_with_ties(
+            d in 1usize..=20,
+            n in 1usize..260,
+            k in 1usize..6,
+            spread in 1i32..6,
+            scale in prop::sample::select(vec![1.0, 0.1, 1e-3, 37.5]),
+            nan_cells in 0usize..4,
+            seed: u64,
+        ) {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let mut x = Array2::from_shape_fn((n, d), |_| {
+                f64::from(rng.random_range(-spread..=spread)) * scale
+            });
+            for i in 1..n {
+                if rng.random_range(0..4) == 0 {
+                    let from = x.row(rng.random_range(0..i)).to_owned();
+                    x.row_mut(i).assign(&from);
+                }
+            }
+            let mut xm = if k == 1 { x.clone() } else { grouped(&x, k) };
+            for _ in 0..nan_cells {
+                let (i, j) = (rng.random_range(0..n), rng.random_range(0..d));
+                if rng.random_range(0..2) == 0 { x[[i, j]] = f64::NAN } else { xm[[i, j]] = f64::NAN }
+            }
+            let want = reference(&x, &xm);
+            for jobs in [1, 2] {
+                let par = Parallelism::from_n_jobs(jobs).unwrap();
+                prop_assert_eq!(&link_nearest(x.view(), xm.view(), par).unwrap(), &want, "jobs {}", jobs);
+            }
         }
     }
 
