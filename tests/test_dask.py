@@ -367,7 +367,7 @@ def write_parquet(df: pd.DataFrame, path: Path, files: int, row_group_size: int)
 def test_cli_dask_splits_a_large_file_and_prints_the_information_loss(
     client: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from microagg import _cli_dask
+    from microagg._cli import dask as _cli_dask
     from microagg.cli import main
 
     monkeypatch.setattr(_cli_dask, "PARTITION_BYTES", 1)  # every row group is large enough

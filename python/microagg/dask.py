@@ -145,6 +145,7 @@ def anonymize(
         from two passes over ``ddf``) and grouped by this engine; each group's categories
         are released in its output partition.
     keep_order : bool, default True
+        (Numeric keys; with a mixed key the rows come grouped by part, each with its index.)
         Put every record back in its input partition and position, with its index (a
         second shuffle of the data, sorting on each record's input partition and
         position). False skips that shuffle: the output partitions then hold whole parts,

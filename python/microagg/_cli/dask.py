@@ -182,12 +182,13 @@ def run(args: argparse.Namespace) -> int:
         def write(target: str) -> None:
             try:
                 done["report"] = dask.compute(frame.to_parquet(target, compute=False), summary)[1]
-            except (ValueError, TypeError, CliError, OSError):
+            except (ValueError, TypeError, CliError):
                 raise
             except Exception as exc:  # a part that fails to read: name its file when one does
                 raise CliError(_find_unreadable(files) or f"the Dask run failed: {type(exc).__name__}: {exc}") from None
 
-        write_directory(out, write, args.overwrite)
+        with in_cli_terms(None):
+            write_directory(out, write, args.overwrite)
     report = done["report"]
     seconds = time.perf_counter() - t0
     if report is None:

@@ -255,8 +255,10 @@ def anonymize_mixed(
     medoid = categorical_release == "medoid"
     added = spec.embedded + (spec.originals if medoid else [])
     embedded = ddf.map_partitions(with_embedding, spec, medoid, meta=meta.assign(**{z: np.zeros(0) for z in added}))
+    # Whole groups in each output partition (the categories are released per partition),
+    # so the rows come grouped by part, not in input order.
     grouped = engine(embedded, k, spec.embedded, method, by=by, weights=weights, missing=missing,
-                     standardize=False, group_column=_GROUP, **options)
+                     standardize=False, group_column=_GROUP, keep_order=False, **options)
     by_cols = [] if by is None else [by] if isinstance(by, str) or not isinstance(by, (list, tuple)) else list(by)
     fallback = fallbacks(ddf, spec, by_cols, weights) if missing != "error" else None
     out_meta = meta.astype({c: np.float64 for c in names if kinds[c] == NUMERIC})
