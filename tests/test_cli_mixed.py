@@ -77,6 +77,9 @@ def test_parquet_mixed_key_and_kept_missing_categories(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     rows = list(csv.reader(open(tmp_path / "out.csv", newline="")))
     assert [rows[i + 1][4] for i in (3, 17, 40)] == ["", "", ""]  # left missing, as written
+    r = run("anonymize", "in.csv", "-k", "4", *FLAGS, "--missing", "fill", "-o", "filled.csv", cwd=tmp_path)
+    assert r.returncode == 0 and "3 missing cells filled" in r.stdout, r.stdout  # cells of the file
+    assert pd.read_csv(tmp_path / "filled.csv")["region"].notna().all()
 
 
 def test_mixed_flag_errors(tmp_path: Path) -> None:

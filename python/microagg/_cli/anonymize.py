@@ -117,11 +117,15 @@ def run(args: argparse.Namespace) -> int:
         released = relabeled(released, strata, res.merges, split(args.by))
     write_table(released, out, args.overwrite)
     names = ", ".join(table.names[j] for j in [*idx, *kinds])
+    # Cells of the file, not of the key's embedding (a nominal column spans several there).
+    filled = 0 if args.missing != "fill" else int(
+        sum(np.isnan(v).sum() for v in cols.values()) + sum((table.categories(j) == None).sum() for j in kinds)  # noqa: E711
+    )
     loss = "information loss" if not mixed else "information loss on the key's embedding"
     print(
         f"wrote {out}: {table.n_rows} records, columns {names}; k={args.k}, method={args.method}, "
         f"{res.n_groups} groups, {loss} {100 * res.information_loss:.4f}% ({seconds:.2f} s)"
-        + (f"; {res.n_filled} missing cells filled" if res.n_filled else "")
+        + (f"; {filled} missing cells filled" if filled else "")
     )
     for j in kinds:
         changed = categorical_changes(table.categories(j), values[j]).cells_changed
