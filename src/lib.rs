@@ -44,6 +44,7 @@ pub mod parallel;
 pub mod partition;
 pub mod progress;
 pub mod rng;
+pub mod tcloseness;
 mod team;
 mod width;
 pub mod workflow;

@@ -221,7 +221,7 @@ pub fn microaggregate_with<S: Float, T: Float>(
 /// with each missing cell at its column's observed mean; MONA's ONA* parts see the NaN
 /// cells). The Mondrian family works on row-major records and needs no column-major copy.
 #[allow(clippy::too_many_arguments)]
-fn group<S: Float, T: Float>(
+pub(crate) fn group<S: Float, T: Float>(
     x: ArrayView2<S>,
     k: usize,
     method: &Method,
