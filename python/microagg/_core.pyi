@@ -19,6 +19,8 @@ __all__ = [
     "AGGREGATIONS",
     "MISSING_MODES",
     "SMALL_STRATA",
+    "T_METHODS",
+    "t_close_array",
 ]
 
 __version__: str
@@ -26,6 +28,7 @@ METHODS: tuple[str, ...]
 AGGREGATIONS: tuple[str, ...]
 MISSING_MODES: tuple[str, ...]
 SMALL_STRATA: tuple[str, ...]
+T_METHODS: tuple[str, ...]
 
 _Data = Union[npt.NDArray[np.float64], npt.NDArray[np.float32]]
 
@@ -102,3 +105,37 @@ class IncrementalState:
 def link_nearest_arrays(
     x: npt.NDArray[np.float64], xm: npt.NDArray[np.float64], *, n_jobs: int
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]: ...
+
+def t_close_array(
+    x: npt.NDArray[np.float64],
+    k: int,
+    sensitive: list[npt.NDArray[np.int64]],
+    n_values: list[int],
+    ordered: list[bool],
+    names: list[str],
+    t: float,
+    t_method: str,
+    *,
+    method: str = "mdav",
+    params: Optional[dict[str, Any]] = None,
+    standardize: bool = True,
+    n_jobs: int = 1,
+    seed: Optional[int] = None,
+    by: Optional[npt.NDArray[np.int64]] = None,
+    by_names: Optional[list[str]] = None,
+    small_strata: str = "error",
+    weights: Optional[npt.NDArray[np.float64]] = None,
+    aggregation: str = "mean",
+    trim: Optional[float] = None,
+    scale: Optional[npt.NDArray[np.float64]] = None,
+) -> tuple[
+    npt.NDArray[np.int64],
+    int,
+    npt.NDArray[np.float64],
+    float,
+    float,
+    Optional[npt.NDArray[np.float64]],
+    list[tuple[int, int, int]],
+    list[str],
+    list[float],
+]: ...

@@ -6,6 +6,7 @@
 //! in `python/microagg/_api.py`; this module accepts 2-D float32/float64 arrays only.
 
 mod assess;
+mod tcloseness;
 
 use crate::algorithms::spatial::IndexChoice;
 use crate::error::Error;
@@ -364,5 +365,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<IncrementalState>()?;
     m.add("CRITICAL_HEAD_START", critical_head_start())?;
     assess::register(m)?;
+    tcloseness::register(m)?;
     Ok(())
 }
