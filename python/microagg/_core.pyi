@@ -31,6 +31,16 @@ SMALL_STRATA: tuple[str, ...]
 T_METHODS: tuple[str, ...]
 
 _Data = Union[npt.NDArray[np.float64], npt.NDArray[np.float32]]
+# (labels, n_groups, centroids, sse, sst, released values or None, strata merges)
+_Released = tuple[
+    npt.NDArray[np.int64],
+    int,
+    npt.NDArray[np.float64],
+    float,
+    float,
+    Optional[npt.NDArray[np.float64]],
+    list[tuple[int, int, int]],
+]
 
 @final
 class Progress:
@@ -64,15 +74,7 @@ def microaggregate_array(
     missing: str = "error",
     max_part: Optional[int] = None,
     scale: Optional[npt.NDArray[np.float64]] = None,
-) -> tuple[
-    npt.NDArray[np.int64],
-    int,
-    npt.NDArray[np.float64],
-    float,
-    float,
-    Optional[npt.NDArray[np.float64]],
-    list[tuple[int, int, int]],
-]: ...
+) -> _Released: ...
 def evaluate_labels(
     x: _Data, labels: npt.NDArray[np.int64], *, standardize: bool, missing: str = "error"
 ) -> tuple[npt.NDArray[np.float64], float, float]: ...
@@ -128,14 +130,4 @@ def t_close_array(
     aggregation: str = "mean",
     trim: Optional[float] = None,
     scale: Optional[npt.NDArray[np.float64]] = None,
-) -> tuple[
-    npt.NDArray[np.int64],
-    int,
-    npt.NDArray[np.float64],
-    float,
-    float,
-    Optional[npt.NDArray[np.float64]],
-    list[tuple[int, int, int]],
-    list[str],
-    list[float],
-]: ...
+) -> tuple[_Released, list[str], list[float]]: ...

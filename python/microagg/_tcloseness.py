@@ -23,9 +23,9 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._api import MicroaggregationResult, _standardization
+from ._api import MicroaggregationResult, _standardization, released_result
 from ._validation import as_data_matrix, check_int, check_k, check_str, normalize_params
-from ._workflow import StratumMerge, _factorize_column, _is_missing, as_trim, as_weights, factorize_strata
+from ._workflow import _factorize_column, _is_missing, as_trim, as_weights, factorize_strata
 
 T_METHODS: tuple[str, ...] = tuple(_core.T_METHODS)
 """Names accepted by ``t_method=``."""
@@ -125,7 +125,7 @@ def t_close_microaggregate(
     codes, strata = factorize_strata(by, n) if by is not None else (None, [])
     if seed is not None:
         seed = check_int(seed, "seed", minimum=0)
-    labels, n_groups, centroids, sse, sst, released, merges, chosen, max_emd = _core.t_close_array(
+    out, chosen, max_emd = _core.t_close_array(
         arr,
         k,
         [e[0] for e in encoded],
@@ -147,17 +147,13 @@ def t_close_microaggregate(
         trim=as_trim(trim),
         scale=scale,
     )
-    return TCloseResult(
-        labels,
-        n_groups,
-        centroids,
-        sse,
-        sst,
+    return released_result(
+        TCloseResult,
+        out,
         k,
         method,
+        strata,
         aggregation=aggregation,
-        merges=tuple(StratumMerge(strata[s], strata[u], size) for s, u, size in merges),
-        released_values=released,
         t=t,
         t_method=t_method,
         chosen=tuple(chosen),

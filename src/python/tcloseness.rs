@@ -3,32 +3,21 @@
 //! its distinct values when ordered, categories when nominal).
 
 use super::workflow;
-use super::{parse_params, run_detached, to_py_err, to_u32};
+use super::{Released, parse_params, released_to_py, run_detached, to_py_err, to_u32};
 use crate::method::Method;
 use crate::microaggregate::Options;
 use crate::missing::Missing;
 use crate::parallel::Parallelism;
 use crate::progress::Progress;
 use crate::tcloseness::{SensitiveAttribute, TCloseness, TMethod, t_close_microaggregate};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-/// `(labels, n_groups, centroids, sse, sst, released, merges, chosen, max_emd)`: as
-/// `microaggregate_array`, plus the algorithm of each stratum and the largest EMD per
-/// confidential attribute.
-type TClosed<'py> = (
-    Bound<'py, PyArray1<i64>>,
-    usize,
-    Bound<'py, PyArray2<f64>>,
-    f64,
-    f64,
-    Option<Bound<'py, PyArray2<f64>>>,
-    Vec<(u32, u32, usize)>,
-    Vec<&'static str>,
-    Vec<f64>,
-);
+/// `(released, chosen, max_emd)`: what `microaggregate_array` returns, the algorithm of each
+/// stratum and the largest EMD per confidential attribute.
+type TClosed<'py> = (Released<'py>, Vec<&'static str>, Vec<f64>);
 
 /// k-anonymous, t-close microaggregation of the keys `x` for the confidential attributes
 /// `sensitive` (codes 0..n_values[i], ordered or not, named `names`), in the workflow of
@@ -93,22 +82,8 @@ fn t_close_array<'py>(
     let out = run_detached(py, || {
         t_close_microaggregate(view, k, &method, &tc, &options, &workflow, &progress)
     })?;
-    let mut o = out.outcome;
-    let labels: Vec<i64> = o.partition.labels().iter().map(|&l| l as i64).collect();
-    let released = o.evaluation.released.take().map(|r| r.into_pyarray(py));
-    let merges = o.merges.iter().map(|m| (m.stratum, m.into, m.size)).collect();
     let chosen = out.chosen.iter().map(|m| m.name()).collect();
-    Ok((
-        labels.into_pyarray(py),
-        o.partition.n_groups(),
-        o.evaluation.centroids.into_pyarray(py),
-        o.evaluation.sse,
-        o.evaluation.sst,
-        released,
-        merges,
-        chosen,
-        out.max_emd,
-    ))
+    Ok((released_to_py(py, out.outcome), chosen, out.max_emd))
 }
 
 /// Adds the t-closeness function to the extension module.
