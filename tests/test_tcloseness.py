@@ -137,3 +137,21 @@ def test_anonymize_keeps_the_sensitive_column_and_is_t_close() -> None:
     assert ma.risk.min_group_size(out[["age", "hours"]].to_numpy()) >= 4
     with pytest.raises(ValueError, match="both sensitive"):
         ma.anonymize(df, 4, sensitive="income")
+
+
+def test_assess_and_the_report_show_the_largest_emd() -> None:
+    pd = pytest.importorskip("pandas")
+    from report_checks import check_cell, parse, resolve
+
+    census = ma.datasets.load_census()
+    df = pd.DataFrame(census[:, :4], columns=["a", "b", "c", "s"])
+    out = ma.anonymize(df, 5, columns=["a", "b", "c"], sensitive="s", t=0.2)
+    a = ma.assess(df, out, k=5, sensitive="s")
+    assert a.attributes == ("a", "b", "c")
+    assert a.max_emd == pytest.approx(ma.risk.t_closeness(out, "s", columns=["a", "b", "c"]))
+    assert a.max_emd["s"] <= 0.2 + 1e-9
+    d = a.to_dict()
+    cells = {key: (value, shown) for key, value, shown in parse(a.to_html()).cells}
+    assert "max_emd.s" in cells
+    check_cell("max_emd.s", *cells["max_emd.s"], resolve("max_emd.s", d))
+    assert ma.assess(df[["a", "b", "c"]], out[["a", "b", "c"]]).max_emd is None

@@ -55,6 +55,10 @@ class Assessment:
         The strata merged because they had fewer than k records, as the run reported them.
     weighted : bool
         Whether survey weights weighted the information loss and the moments.
+    max_emd : dict of str to float, or None
+        Per confidential attribute (``sensitive=``), the largest EMD of a class from the
+        file's distribution: the t of t-closeness the release achieves
+        (:func:`microagg.risk.t_closeness`).
     """
 
     n_records: int
@@ -77,6 +81,7 @@ class Assessment:
     histograms: tuple[utility.AttributeHistogram, ...] = ()
     merges: tuple[StratumMerge, ...] = ()
     weighted: bool = False
+    max_emd: Optional[dict[str, float]] = None
 
     @property
     def meets_k(self) -> Optional[bool]:
@@ -147,6 +152,7 @@ class Assessment:
             ],
             "merges": [{"stratum": m.stratum, "into": m.into, "size": m.size} for m in self.merges],
             "weighted": self.weighted,
+            "max_emd": self.max_emd,
         }
 
     def to_html(
@@ -217,6 +223,7 @@ def assess(
     k: Optional[int] = None,
     global_linkage: bool = False,
     merges: Iterable[Any] = (),
+    sensitive: Any = None,
 ) -> Assessment:
     """Every risk and utility measure of the release ``Xm`` of ``X``: sdcMicro's ``dRisk``
     and ``dUtility`` measures, record linkage, the class sizes of k-anonymity and the
@@ -249,8 +256,17 @@ def assess(
         :data:`microagg.risk.GLOBAL_MAX_RECORDS` records; O(n³) time).
     merges : iterable of microagg.StratumMerge
         The strata merges of the run (``result.merges``), shown in the release report.
+    sensitive : column name(s) of a DataFrame ``X``, or values as in
+        :func:`microagg.risk.t_closeness`, optional
+        Confidential attributes (never keys): the assessment then holds each one's largest
+        class EMD (``max_emd``).
     """
     names = _key_names(columns)
+    if sensitive is not None and hasattr(X, "columns"):
+        wanted = [sensitive] if isinstance(sensitive, str) else list(sensitive)
+        if all(isinstance(c, str) and c in list(X.columns) for c in wanted):
+            sensitive = {c: np.asarray(X[c]) for c in wanted}
+            names = names if names is not None else [str(c) for c in X.columns if c not in wanted]
     if names is not None and hasattr(X, "columns"):
         X, Xm = _select(X, names, "X"), _select(Xm, names, "Xm")
     x, xm = as_pair(X, Xm)
@@ -283,6 +299,7 @@ def assess(
         histograms=tuple(utility.histograms(x, xm)),
         merges=tuple(_as_merge(m) for m in merges),
         weighted=w is not None,
+        max_emd=None if sensitive is None else risk.t_closeness(xm, sensitive, by=by, weights=w),
     )
 
 
