@@ -5,7 +5,7 @@
 //! job's records, which the caller has checked to be t-close.
 
 use super::confidential::{Confidential, Profile};
-use super::pool::row;
+use super::pool::{dist2, row};
 
 /// A class counts as t-close up to this rounding slack on its EMD.
 pub const SLACK: f64 = 1e-12;
@@ -31,40 +31,46 @@ pub fn merge_until_close(
         sizes[l] += 1;
     }
     let mut emd: Vec<f64> = profiles.iter().map(|p| conf.emd(p)).collect();
+    // Centroids kept up to date (row-major g × d), so the nearest search only subtracts.
+    let mut centroids: Vec<f64> = (0..g * d)
+        .map(|c| if sizes[c / d] > 0 { sums[c / d][c % d] / sizes[c / d] as f64 } else { 0.0 })
+        .collect();
     let mut into: Vec<usize> = (0..g).collect();
     let mut alive: Vec<usize> = (0..g).collect();
-    // Squared distance from point `c` to the centroid of class a.
-    let gap = |c: &[f64], sum: &[f64], n: usize| -> f64 {
-        c.iter().zip(sum).map(|(x, s)| (x - s / n as f64).powi(2)).sum()
-    };
     let mut merges = 0;
     while alive.len() > 1 {
-        let worst = *alive
-            .iter()
-            .max_by(|&&a, &&b| emd[a].total_cmp(&emd[b]).then(b.cmp(&a)))
-            .expect("a class");
+        let (mut at, mut worst) = (0, alive[0]);
+        for (p, &a) in alive.iter().enumerate() {
+            if emd[a] > emd[worst] {
+                (at, worst) = (p, a);
+            }
+        }
         if emd[worst] <= t + SLACK {
             break;
         }
-        let c: Vec<f64> = sums[worst].iter().map(|s| s / sizes[worst] as f64).collect();
-        let target = *alive
-            .iter()
-            .filter(|&&a| a != worst)
-            .min_by(|&&a, &&b| {
-                let (da, db) = (gap(&c, &sums[a], sizes[a]), gap(&c, &sums[b], sizes[b]));
-                da.total_cmp(&db).then(a.cmp(&b))
-            })
-            .expect("another class");
+        alive.swap_remove(at);
+        let c = row(&centroids, d, worst).to_vec();
+        let mut target = (f64::INFINITY, usize::MAX);
+        for &a in &alive {
+            let e = dist2(&c, row(&centroids, d, a));
+            if e < target.0 || (e == target.0 && a < target.1) {
+                target = (e, a);
+            }
+        }
+        let target = target.1;
         let moved = std::mem::take(&mut profiles[worst]);
         profiles[target].absorb(&moved);
         let moved = std::mem::take(&mut sums[worst]);
         sums[target].iter_mut().zip(&moved).for_each(|(s, v)| *s += v);
         sizes[target] += sizes[worst];
+        for (j, s) in sums[target].iter().enumerate() {
+            centroids[target * d + j] = s / sizes[target] as f64;
+        }
         emd[target] = conf.emd(&profiles[target]);
         into[worst] = target;
-        alive.retain(|&a| a != worst);
         merges += 1;
     }
+    alive.sort_unstable();
     let mut compact = vec![u32::MAX; g];
     for (new, &a) in alive.iter().enumerate() {
         compact[a] = new as u32;
