@@ -74,6 +74,8 @@ def t_close_microaggregate(
     weights: Any = None,
     aggregation: str = "mean",
     trim: Optional[float] = None,
+    missing: str = "error",
+    max_part: Optional[int] = None,
     **method_params: Any,
 ) -> TCloseResult:
     """Microaggregate the keys ``X`` into classes of at least ``k`` records in which every
@@ -102,6 +104,9 @@ def t_close_microaggregate(
         and keeps the least SSE.
     kinds : "numerical", "nominal", or one per attribute (sequence or mapping), optional
         Ordered or nominal distance. Default: numerical for numeric values, nominal else.
+    missing, max_part
+        Only their defaults ("error", None): missing key values and partitioned runs are
+        not supported with t-closeness in this version (a ``ValueError``).
 
     Returns
     -------
@@ -113,6 +118,8 @@ def t_close_microaggregate(
         ``t`` outside (0, 1], an unknown ``t_method`` or kind, missing confidential values,
         a stratum farther than ``t`` from the file, or any error of ``microaggregate``.
     """
+    if check_str(missing, "missing") != "error" or max_part is not None:
+        raise ValueError("missing values in the key (missing=) and max_part are not supported with t-closeness")
     arr = np.asarray(as_data_matrix(X)[0], dtype=np.float64)
     n = arr.shape[0]
     k = check_k(k)
