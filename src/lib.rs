@@ -44,6 +44,7 @@ pub mod partition;
 mod prefetch;
 pub mod progress;
 pub mod rng;
+pub mod tcloseness;
 mod width;
 pub mod workflow;
 

@@ -215,7 +215,7 @@ pub fn microaggregate_with<S: Float, T: Float>(
 /// Groups the records of `x` (one stratum, or the whole file; complete data) with `method`,
 /// in the units of `scaling`. The Mondrian family works on row-major records and needs no
 /// column-major copy.
-fn group<S: Float, T: Float>(
+pub(crate) fn group<S: Float, T: Float>(
     x: ArrayView2<S>,
     k: usize,
     method: &Method,

@@ -123,3 +123,24 @@ def test_mixed_release_scored_and_reported_over_the_whole_key(tmp_path: Path) ->
     assert r.returncode == 0 and "meets it" in r.stdout and "sex:" in r.stdout, r.stderr
     r = run("assess", "in.csv", "in.csv", "--columns", ",".join(KEY), "-k", "5", cwd=tmp_path)
     assert r.returncode == 1 and "MISSES" in r.stdout
+
+
+def test_cli_t_closeness(tmp_path: Path) -> None:
+    df = people(120)
+    df["income"] = np.random.default_rng(5).normal(3e4, 1e4, len(df)).round(2)
+    df.to_csv(tmp_path / "in.csv", index=False)
+    r = run("anonymize", "in.csv", "-k", "4", "--columns", "age,hours", "--sensitive", "income,region",
+            "--t", "0.3", "-o", "out.csv", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "t-close (t=0.3" in r.stdout
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert (out["income"] == df["income"]).all() and (out["region"] == df["region"]).all()  # never changed
+    assert ma.is_k_anonymous(out, 4, columns=["age", "hours"])
+    emd = ma.risk.t_closeness(out, ["income", "region"], columns=["age", "hours"])
+    assert set(emd) == {"income", "region"} and max(emd.values()) <= 0.3 + 1e-12
+    plain = pd.read_csv(tmp_path / "in.csv")
+    plain[["age", "hours"]] = ma.microaggregate(df[["age", "hours"]].to_numpy(float), 4).aggregated
+    assert max(ma.risk.t_closeness(plain, ["income"], columns=["age", "hours"]).values()) > 0.3  # it did something
+    for extra, message in [((), "--sensitive needs --t"), (("--t", "0.3", "--columns", "age,income"), "is both a quasi-identifier (--columns) and in --sensitive")]:
+        r = run("anonymize", "in.csv", "-k", "4", "--sensitive", "income", *extra, cwd=tmp_path)
+        assert r.returncode == 2 and message in r.stderr, (extra, r.stderr)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ._assessment import Assessment, assess
 from ._core import Progress, __version__
 from ._pandas import anonymize
+from ._tcloseness import T_METHODS, TCloseResult, t_close_microaggregate
 from ._workflow import StratumMerge, relabel_strata
 from .incremental import IncrementalMicroaggregator
 
@@ -40,6 +41,8 @@ __all__ = [
     "MicroaggregationResult",
     "Progress",
     "StratumMerge",
+    "TCloseResult",
+    "T_METHODS",
     "__version__",
     "anonymize",
     "assess",
@@ -53,6 +56,7 @@ __all__ = [
     "report",
     "risk",
     "sse",
+    "t_close_microaggregate",
     "utility",
 ]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Optional, Union
+from typing import Any, Optional, TypeVar, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +22,8 @@ from ._validation import (
 )
 from ._workflow import StratumMerge, as_trim, as_weights, factorize_strata
 from ._mixed.types import key_matrix
+
+R = TypeVar("R", bound="MicroaggregationResult")
 
 METHODS: tuple[str, ...] = tuple(_core.METHODS)
 """Names accepted by ``method=``."""
@@ -263,7 +265,7 @@ def microaggregate(
     n = arr.shape[0]
     codes, strata = factorize_strata(by, n) if by is not None else (None, [])
     missing = check_str(missing, "missing")
-    labels, n_groups, centroids, sse, sst, released, merges = _core.microaggregate_array(
+    out = _core.microaggregate_array(
         arr,
         k,
         method,
@@ -284,7 +286,24 @@ def microaggregate(
         scale=scale,
     )
     cells = np.isnan(arr) if missing in ("fill", "keep") else None
-    return MicroaggregationResult(
+    return released_result(
+        MicroaggregationResult,
+        out,
+        k,
+        method,
+        strata,
+        aggregation=aggregation,
+        missing=missing,
+        missing_cells=cells if missing == "keep" and cells is not None and cells.any() else None,
+        n_filled=int(cells.sum()) if missing == "fill" and cells is not None else 0,
+    )
+
+
+def released_result(cls: type[R], out: Any, k: int, method: str, strata: list[Any], **fields: Any) -> R:
+    """A result of class ``cls`` from the extension's ``(labels, n_groups, centroids, sse,
+    sst, released, merges)`` (strata merges as codes into ``strata``) and further fields."""
+    labels, n_groups, centroids, sse, sst, released, merges = out
+    return cls(
         labels,
         n_groups,
         centroids,
@@ -292,12 +311,9 @@ def microaggregate(
         sst,
         k,
         method,
-        aggregation=aggregation,
         merges=tuple(StratumMerge(strata[s], strata[t], size) for s, t, size in merges),
         released_values=released,
-        missing=missing,
-        missing_cells=cells if missing == "keep" and cells is not None and cells.any() else None,
-        n_filled=int(cells.sum()) if missing == "fill" and cells is not None else 0,
+        **fields,
     )
 
 

@@ -59,6 +59,10 @@ class Assessment:
     categorical : tuple of (name, microagg.utility.CategoricalChanges)
         Per categorical key attribute (``categorical=`` of :func:`assess`): the share of
         cells changed and the total variation distance of the frequencies.
+    max_emd : dict of str to float, or None
+        Per confidential attribute (``sensitive=``), the largest EMD of a class from the
+        file's distribution: the t of t-closeness the release achieves
+        (:func:`microagg.risk.t_closeness`).
     """
 
     n_records: int
@@ -82,6 +86,7 @@ class Assessment:
     merges: tuple[StratumMerge, ...] = ()
     weighted: bool = False
     categorical: tuple[tuple[str, utility.CategoricalChanges], ...] = ()
+    max_emd: Optional[dict[str, float]] = None
 
     @property
     def meets_k(self) -> Optional[bool]:
@@ -156,6 +161,7 @@ class Assessment:
                 name: {"cells_changed": c.cells_changed, "total_variation": c.total_variation}
                 for name, c in self.categorical
             },
+            "max_emd": self.max_emd,
         }
 
     def to_html(
@@ -227,6 +233,7 @@ def assess(
     global_linkage: bool = False,
     merges: Iterable[Any] = (),
     categorical: Optional[Mapping[str, Tuple[Any, Any]]] = None,
+    sensitive: Any = None,
 ) -> Assessment:
     """Every risk and utility measure of the release ``Xm`` of ``X``: sdcMicro's ``dRisk``
     and ``dUtility`` measures, record linkage, the class sizes of k-anonymity and the
@@ -264,8 +271,17 @@ def assess(
         them; None, NaN or pandas.NA missing): each attribute's share of cells changed and
         total variation distance (:func:`microagg.utility.categorical_changes`), and the
         class sizes are counted over the whole key, numbers and categories together.
+    sensitive : column name(s) of a DataFrame ``X``, or values as in
+        :func:`microagg.risk.t_closeness`, optional
+        Confidential attributes (never keys): the assessment then holds each one's largest
+        class EMD (``max_emd``).
     """
     names = _key_names(columns)
+    if sensitive is not None and hasattr(X, "columns"):
+        wanted = [sensitive] if isinstance(sensitive, str) else list(sensitive)
+        if all(isinstance(c, str) and c in list(X.columns) for c in wanted):
+            sensitive = {c: np.asarray(X[c]) for c in wanted}
+            names = names if names is not None else [str(c) for c in X.columns if c not in wanted]
     if names is not None and hasattr(X, "columns"):
         X, Xm = _select(X, names, "X"), _select(Xm, names, "Xm")
     x, xm = as_pair(X, Xm)
@@ -301,6 +317,7 @@ def assess(
         merges=tuple(_as_merge(m) for m in merges),
         weighted=w is not None,
         categorical=categories,
+        max_emd=None if sensitive is None else risk.t_closeness(xm, sensitive, by=by, weights=w),
     )
 
 

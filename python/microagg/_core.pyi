@@ -20,6 +20,8 @@ __all__ = [
     "AGGREGATIONS",
     "MISSING_MODES",
     "SMALL_STRATA",
+    "T_METHODS",
+    "t_close_array",
 ]
 
 __version__: str
@@ -27,8 +29,19 @@ METHODS: tuple[str, ...]
 AGGREGATIONS: tuple[str, ...]
 MISSING_MODES: tuple[str, ...]
 SMALL_STRATA: tuple[str, ...]
+T_METHODS: tuple[str, ...]
 
 _Data = Union[npt.NDArray[np.float64], npt.NDArray[np.float32]]
+# (labels, n_groups, centroids, sse, sst, released values or None, strata merges)
+_Released = tuple[
+    npt.NDArray[np.int64],
+    int,
+    npt.NDArray[np.float64],
+    float,
+    float,
+    Optional[npt.NDArray[np.float64]],
+    list[tuple[int, int, int]],
+]
 
 @final
 class Progress:
@@ -62,15 +75,7 @@ def microaggregate_array(
     missing: str = "error",
     max_part: Optional[int] = None,
     scale: Optional[npt.NDArray[np.float64]] = None,
-) -> tuple[
-    npt.NDArray[np.int64],
-    int,
-    npt.NDArray[np.float64],
-    float,
-    float,
-    Optional[npt.NDArray[np.float64]],
-    list[tuple[int, int, int]],
-]: ...
+) -> _Released: ...
 def evaluate_labels(
     x: _Data, labels: npt.NDArray[np.int64], *, standardize: bool, missing: str = "error"
 ) -> tuple[npt.NDArray[np.float64], float, float]: ...
@@ -104,3 +109,27 @@ class IncrementalState:
 def link_nearest_arrays(
     x: npt.NDArray[np.float64], xm: npt.NDArray[np.float64], *, n_jobs: int
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]: ...
+
+def t_close_array(
+    x: npt.NDArray[np.float64],
+    k: int,
+    sensitive: list[npt.NDArray[np.int64]],
+    n_values: list[int],
+    ordered: list[bool],
+    names: list[str],
+    t: float,
+    t_method: str,
+    *,
+    method: str = "mdav",
+    params: Optional[dict[str, Any]] = None,
+    standardize: bool = True,
+    n_jobs: int = 1,
+    seed: Optional[int] = None,
+    by: Optional[npt.NDArray[np.int64]] = None,
+    by_names: Optional[list[str]] = None,
+    small_strata: str = "error",
+    weights: Optional[npt.NDArray[np.float64]] = None,
+    aggregation: str = "mean",
+    trim: Optional[float] = None,
+    scale: Optional[npt.NDArray[np.float64]] = None,
+) -> tuple[_Released, list[str], list[float]]: ...

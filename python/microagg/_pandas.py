@@ -12,6 +12,7 @@ from ._api import microaggregate
 from ._mixed.frames import declared_categories, mixed_key
 from ._mixed.workflow import anonymize_frame
 from ._frames import as_frame, check_columns, column, is_numeric, numeric_matrix, replace_columns
+from ._tcloseness import t_closeness_step
 from ._validation import check_bool
 from ._workflow import relabel_strata
 
@@ -52,6 +53,8 @@ def anonymize(
     their labels and warns (``UserWarning``). Every other keyword argument (``standardize``,
     ``dtype``, ``n_jobs``, ``seed``, ``small_strata``, ``aggregation``, ``trim``,
     ``missing``, method parameters) goes to :func:`microagg.microaggregate` unchanged.
+    ``sensitive`` (confidential column names, never keys), ``t``, ``t_method`` and ``kinds``
+    make the classes t-close too (:func:`microagg.t_close_microaggregate`).
     With ``missing="keep"`` a missing cell stays missing: the release is k-anonymous when a
     missing value is read as matching any value, as :func:`microagg.is_k_anonymous` and
     :func:`microagg.assess` read it.
@@ -88,6 +91,7 @@ def anonymize(
             f"table), got {type(df).__module__}.{type(df).__qualname__}"
         )
     strata, weight_values, roles = _workflow_columns(frame, by, weights)
+    group = t_closeness_step(frame, options, roles) or microaggregate  # t-close with sensitive=, t=
     if columns is None:
         cols = [c for c in frame.columns if is_numeric(frame, c, booleans=False) and c not in roles]
         cols += [c for c in declared_categories(categorical, ordinal) if c not in cols]
@@ -102,6 +106,8 @@ def anonymize(
             raise ValueError(f"column {c!r} is both a quasi-identifier and in {roles[c]}")
     relabel = check_bool(relabel, "relabel")
     mixed = mixed_key(frame, cols, categorical, ordinal, attribute_weights, categorical_release)
+    if mixed is not None and group is not microaggregate:
+        raise ValueError("t-closeness (sensitive=, t=) with categorical key columns is not available yet")
     if mixed is not None:
         out, res = anonymize_frame(
             frame, mixed.columns, k, method, categorical=mixed.categorical, ordinal=mixed.ordinal,
@@ -113,7 +119,7 @@ def anonymize(
         empty = [str(c) for j, c in enumerate(cols) if len(X) and np.isnan(X[:, j]).all()]
         if empty and options.get("missing", "error") != "error":
             raise ValueError(f"column(s) with no observed value (every cell missing): {', '.join(empty)}; drop them")
-        res = microaggregate(X, k, method, by=strata, weights=weight_values, **options)
+        res = group(X, k, method, by=strata, weights=weight_values, **options)
         out = replace_columns(frame, cols, res.aggregated)
     if not res.merges:
         return out

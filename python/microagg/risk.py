@@ -10,6 +10,8 @@ original values finds a record in the released data.
   records that agree with it on every attribute observed in both, within strata: a missing
   value matches any value).
 - :func:`min_group_size`: the smallest class (the k of k-anonymity the release achieves).
+- :func:`t_closeness`: the largest EMD of a class's confidential values from the file's (the t
+  of t-closeness the release achieves).
 
 ``X`` is the original, ``Xm`` the release, both (n, d) with record i released as row i of
 ``Xm``. NaN (a missing value, as ``missing="keep"`` leaves it) is allowed in both; each
@@ -29,6 +31,7 @@ import numpy.typing as npt
 from . import _core
 from ._assess_input import F64, as_pair, population_scale, sample_sd, strata_codes
 from ._kanonymity import class_sizes as class_sizes_of
+from ._tcloseness import t_closeness
 from ._validation import as_data_matrix, check_int, check_str
 
 __all__ = [
@@ -38,6 +41,7 @@ __all__ = [
     "interval_disclosure",
     "min_group_size",
     "record_linkage",
+    "t_closeness",
 ]
 
 GLOBAL_MAX_RECORDS = 5000

@@ -6,6 +6,7 @@
 //! in `python/microagg/_api.py`; this module accepts 2-D float32/float64 arrays only.
 
 mod assess;
+mod tcloseness;
 
 use crate::dataset::validate_missing;
 use crate::error::Error;
@@ -208,18 +209,23 @@ fn microaggregate_array<'py>(
     let counter = progress
         .map_or_else(|| Arc::new(crate::progress::Progress::new()), |p| p.get().inner.clone());
     let (o, w, c) = (&options, &workflow, &counter);
-    let mut out = match (&x, single_precision) {
+    let out = match (&x, single_precision) {
         (Data::F64(a), false) => run_typed::<f64, f64>(py, a, k, &method, o, w, c),
         (Data::F64(a), true) => run_typed::<f64, f32>(py, a, k, &method, o, w, c),
         (Data::F32(a), false) => run_typed::<f32, f64>(py, a, k, &method, o, w, c),
         (Data::F32(a), true) => run_typed::<f32, f32>(py, a, k, &method, o, w, c),
     }?;
+    Ok(released_to_py(py, out))
+}
+
+/// An outcome as the `Released` tuple.
+fn released_to_py(py: Python<'_>, mut out: Outcome) -> Released<'_> {
     let labels: Vec<i64> = out.partition.labels().iter().map(|&l| l as i64).collect();
     let n_groups = out.partition.n_groups();
     let released = out.evaluation.released.take().map(|r| r.into_pyarray(py));
     let merges = out.merges.iter().map(|m| (m.stratum, m.into, m.size)).collect();
     let (centroids, sse, sst) = evaluation_to_py(py, out.evaluation);
-    Ok((labels.into_pyarray(py), n_groups, centroids, sse, sst, released, merges))
+    (labels.into_pyarray(py), n_groups, centroids, sse, sst, released, merges)
 }
 
 /// Centroids, SSE and SST of `x` grouped by `labels` (0..g−1, every group used).
@@ -383,5 +389,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<IncrementalState>()?;
     m.add("CRITICAL_HEAD_START", critical_head_start())?;
     assess::register(m)?;
+    tcloseness::register(m)?;
     Ok(())
 }

@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import _core
 from .._api import METHODS, microaggregate
+from .._tcloseness import t_close_microaggregate
 from .._mixed.flags import parse_attribute_weight, parse_ordinal
 from .._mixed.workflow import CATEGORICAL_RELEASES
 from .._mixed.workflow import release as release_mixed
@@ -60,6 +62,12 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--categorical-release", choices=CATEGORICAL_RELEASES, default="mode",
                    help="a group's categories: each column's (weighted) mode or median level (default), or "
                    "all of its most central member's (medoid: every released combination exists)")
+    a.add_argument("--sensitive", metavar="COL[,COL...]",
+                   help="confidential columns (never keys, never changed): every class made t-close in them")
+    a.add_argument("--t", type=float, default=None, metavar="T",
+                   help="with --sensitive: the largest earth mover's distance of a class from the file (0 < T <= 1)")
+    a.add_argument("--t-method", choices=_core.T_METHODS, default="auto",
+                   help="with --sensitive: how classes are made t-close (default auto: the one of least loss)")
     a.add_argument("--report", metavar="HTML",
                    help="also write the release report (summary, provenance, privacy, utility) there")
     dask.add_arguments(a)
@@ -83,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
     if table.n_rows == 0:
         raise CliError(f"{src} has no data rows")
     strata, weights, reserved = workflow_columns(table, args.by, args.weights)
+    sensitive = _sensitive_columns(table, args, reserved)
     ordinal = dict(_flag(parse_ordinal, t) for t in args.ordinal)
     attribute_weights = dict(_flag(parse_attribute_weight, t) for t in args.attribute_weight)
     kinds = categorical_key(table, args.columns, reserved, split(args.categorical), ordinal)
@@ -101,8 +110,17 @@ def run(args: argparse.Namespace) -> int:
     options = workflow_keywords(args, strata, weights)
     t0 = time.perf_counter()
     with in_cli_terms(table):
+        if mixed and sensitive:
+            raise CliError("--sensitive with categorical key columns is not available yet")
         if mixed:
             values, res = _release_mixed(table, cols, kinds, ordinal, attribute_weights, args, options)
+        elif sensitive:
+            if args.dtype is not None:
+                raise CliError("--dtype does not apply to --sensitive (t-closeness works in float64)")
+            rest = {name: value for name, value in options.items() if name != "dtype"}
+            res = run_with_progress(X.shape[0], lambda progress: t_close_microaggregate(
+                X, args.k, args.method, sensitive=sensitive, t=args.t, t_method=args.t_method, **rest))
+            values = {j: res.aggregated[:, jj] for jj, j in enumerate(idx)}
         else:
             res = run_with_progress(
                 X.shape[0], lambda progress: microaggregate(X, args.k, args.method, progress=progress, **options)
@@ -127,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
         f"{res.n_groups} groups, {loss} {100 * res.information_loss:.4f}% ({seconds:.2f} s)"
         + (f"; {filled} missing cells filled" if filled else "")
     )
+    if sensitive:
+        worst = ", ".join(f"{name} {emd:.4f}" for name, emd in res.max_emd.items())
+        print(f"t-close (t={args.t}, {res.chosen}): largest class EMD {worst}")
     for j in kinds:
         changed = categorical_changes(table.categories(j), values[j]).cells_changed
         print(f"  {table.names[j]} ({kinds[j]}): {100 * changed:.2f}% of its cells changed")
@@ -153,6 +174,28 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr if args.no_relabel else sys.stdout,
         )
     return 0
+
+
+def _sensitive_columns(table: Table, args: argparse.Namespace, reserved: dict[int, str]) -> dict[str, Any]:
+    """The ``--sensitive`` columns' values (numbers where a column holds them, categories
+    otherwise), marked in ``reserved`` so that they are never keys."""
+    if args.sensitive is None:
+        if args.t is not None:
+            raise CliError("--t needs --sensitive (the confidential columns)")
+        return {}
+    if args.t is None:
+        raise CliError("--sensitive needs --t (0 < T <= 1)")
+    out: dict[str, Any] = {}
+    for c in split(args.sensitive):
+        if c not in table.names:
+            raise CliError(f"--sensitive: unknown column {c!r}; columns are: {', '.join(table.names)}")
+        j = table.names.index(c)
+        if j in reserved:
+            raise CliError(f"column {c!r} is both confidential (--sensitive) and in {reserved[j]}")
+        reserved[j] = "--sensitive"
+        numbers = table.numeric(j)
+        out[c] = numbers if numbers is not None else table.categories(j)
+    return out
 
 
 def _flag(parse: Any, text: str) -> Any:

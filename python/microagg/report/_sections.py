@@ -41,6 +41,8 @@ def summary(d: dict[str, Any]) -> str:
         [th(f"interval disclosure (p = {d['p']:g})"), td(d["interval_disclosure"], "interval_disclosure", "pct"), td("-"), _verdict(None)],
         [th("record linkage, nearest"), td(d["record_linkage_rate"], "record_linkage_rate", "pct"), td("-"), _verdict(None)],
         [th("information loss (SSE/SST)"), td(d["information_loss"], "information_loss", "pct"), td("-"), _verdict(None)],
+        *([th(f"t-closeness of {name} (largest class EMD)"), td(v, f"max_emd.{name}"), td("-"), _verdict(None)]
+          for name, v in (d.get("max_emd") or {}).items()),
         [th("IL1s"), td(d["il1s"], "il1s"), td("-"), _verdict(None)],
         [th("eigen"), td(d["eigen"], "eigen"), td("-"), _verdict(None)],
     ]

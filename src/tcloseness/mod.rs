@@ -1,0 +1,371 @@
+//! t-closeness of confidential attributes through microaggregation (Soria-Comas,
+//! Domingo-Ferrer, Sánchez and Martínez, "t-Closeness through Microaggregation", IEEE TKDE
+//! 27(11), 2015): every class of at least k records must also hold each confidential
+//! attribute within earth mover's distance t of its distribution over the whole file.
+//!
+//! A workflow step around the algorithms: each stratum (or the whole file) is grouped on its
+//! standardized keys by `"merge"` (the chosen method, then merging), `"k-first"` or
+//! `"t-first"` ([`k_first`], [`t_first`]), every result verified and merged until t-close
+//! ([`verify`]), and `"auto"` keeps the one of least SSE. The partition then goes through the
+//! ordinary release (weights, aggregation) of [`Evaluation::weighted`].
+
+pub mod confidential;
+pub mod emd;
+pub mod k_first;
+pub mod pool;
+pub mod t_first;
+pub mod verify;
+
+use crate::dataset::{Scaling, validate, validate_k};
+use crate::error::{Error, Result};
+use crate::float::Float;
+use crate::method::Method;
+use crate::microaggregate::{Options, Outcome, group};
+use crate::missing::Missing;
+use crate::parallel::Exec;
+use crate::partition::Partition;
+use crate::progress::Progress;
+use crate::workflow::Workflow;
+use crate::workflow::evaluation::Evaluation;
+use crate::workflow::jobs::group_parts;
+use crate::workflow::strata;
+use crate::workflow::weights::validate_weights;
+use confidential::Confidential;
+use emd::Reference;
+use ndarray::{ArrayView2, Axis};
+use std::sync::Mutex;
+
+/// One confidential attribute: each record's code, 0..n_values (the rank of its value
+/// among the file's distinct values when `ordered`, else its category).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SensitiveAttribute {
+    /// The attribute's name, for messages.
+    pub name: String,
+    /// Code of every record.
+    pub codes: Vec<u32>,
+    /// Number of distinct values m.
+    pub n_values: usize,
+    /// Ordered (numerical) distance, or nominal.
+    pub ordered: bool,
+}
+
+/// How the t-close partition is built (`t_method=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TMethod {
+    /// The chosen k-anonymous method, then merging (TKDE 2015 §4).
+    Merge,
+    /// k-anonymity-first (§5.1).
+    KFirst,
+    /// t-closeness-first (§5.2).
+    TFirst,
+    /// All three, the t-close partition of least SSE.
+    Auto,
+}
+
+/// The names `t_method=` accepts.
+pub const T_METHODS: [&str; 4] = ["auto", "merge", "k-first", "t-first"];
+
+impl TMethod {
+    /// Parses a `t_method=` name.
+    pub fn parse(name: &str) -> Result<Self> {
+        Ok(match name {
+            "auto" => TMethod::Auto,
+            "merge" => TMethod::Merge,
+            "k-first" => TMethod::KFirst,
+            "t-first" => TMethod::TFirst,
+            _ => {
+                return Err(Error::InvalidParameter {
+                    name: "t_method".into(),
+                    reason: format!("unknown {name:?}; one of {}", T_METHODS.join(", ")),
+                });
+            }
+        })
+    }
+
+    /// The `t_method=` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TMethod::Auto => "auto",
+            TMethod::Merge => "merge",
+            TMethod::KFirst => "k-first",
+            TMethod::TFirst => "t-first",
+        }
+    }
+}
+
+/// The t-closeness request: the confidential attributes, t and the algorithm.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TCloseness {
+    /// The confidential attributes (at least one).
+    pub sensitive: Vec<SensitiveAttribute>,
+    /// The bound on every class's EMD, 0 < t ≤ 1.
+    pub t: f64,
+    /// The algorithm.
+    pub method: TMethod,
+}
+
+/// A k-anonymous, t-close partition, its release, and what was done.
+#[derive(Debug, Clone)]
+pub struct TCloseOutcome {
+    /// Partition, evaluation and strata merges, as plain microaggregation returns them.
+    pub outcome: Outcome,
+    /// The algorithm that built each stratum's classes (in stratum order; one entry
+    /// without strata): `t_method`, or what `"auto"` chose.
+    pub chosen: Vec<TMethod>,
+    /// Per confidential attribute, the largest EMD of a released class.
+    pub max_emd: Vec<f64>,
+}
+
+impl TCloseness {
+    fn validate(&self, n: usize) -> Result<()> {
+        let bad =
+            |name: &str, reason: String| Err(Error::InvalidParameter { name: name.into(), reason });
+        if !(self.t > 0.0 && self.t <= 1.0) {
+            return bad("t", format!("must be in (0, 1], got {}", self.t));
+        }
+        if self.sensitive.is_empty() {
+            return bad("sensitive", "name at least one confidential attribute".into());
+        }
+        for a in &self.sensitive {
+            if a.codes.len() != n {
+                return bad(
+                    "sensitive",
+                    format!("{}: {} values for {n} records", a.name, a.codes.len()),
+                );
+            }
+            if a.codes.iter().any(|&c| c as usize >= a.n_values) {
+                return bad("sensitive", format!("{}: codes must be below {}", a.name, a.n_values));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Microaggregates `x` (complete keys) into classes of at least `k` records, each t-close
+/// for every confidential attribute of `tc`, inside the workflow: strata (the file's
+/// distribution stays the reference; a stratum farther than t from it is an error naming
+/// it), weights (weighted distributions and release) and aggregation. `method` is what
+/// `"merge"` (and `"auto"`'s merge candidate) starts from.
+pub fn t_close_microaggregate<S: Float>(
+    x: ArrayView2<S>,
+    k: usize,
+    method: &Method,
+    tc: &TCloseness,
+    options: &Options,
+    workflow: &Workflow,
+    progress: &Progress,
+) -> Result<TCloseOutcome> {
+    let n = x.nrows();
+    validate(x)?;
+    validate_k(k, n)?;
+    let unsupported = |name: &str, what: &str| {
+        Err(Error::InvalidParameter {
+            name: name.into(),
+            reason: format!("{what} is not supported with t-closeness"),
+        })
+    };
+    if options.missing != Missing::Error {
+        return unsupported("missing", "a missing key value");
+    }
+    if workflow.max_part.is_some() {
+        return unsupported("max_part", "a partitioned run");
+    }
+    tc.validate(n)?;
+    if let Some(w) = &workflow.weights {
+        validate_weights(w, n)?;
+    }
+    let scaling = match &workflow.scale {
+        Some(scale) => Scaling::with_scale(x, scale)?,
+        None => Scaling::fit(x, options.standardize),
+    };
+    let mass = workflow.weights.clone().unwrap_or_else(|| vec![1.0; n]);
+    let references: Vec<Reference> = tc
+        .sensitive
+        .iter()
+        .map(|a| Reference::new(&a.codes, a.n_values, &mass, a.ordered))
+        .collect();
+    let split = match &workflow.strata {
+        Some(s) => Some(strata::split(x, s, k, workflow.small_strata, &scaling)?),
+        None => None,
+    };
+    let parts = split.as_ref().map_or_else(|| vec![(0..n as u32).collect()], |s| s.parts.clone());
+    let chosen = Mutex::new(vec![TMethod::Auto; parts.len()]);
+    progress.reset();
+    let (partition, evaluation) = options.parallelism.install(|exec| {
+        let partition = group_parts(n, &parts, exec, |ids, exec| {
+            let conf = Confidential {
+                codes: tc
+                    .sensitive
+                    .iter()
+                    .map(|a| ids.iter().map(|&i| a.codes[i as usize]).collect())
+                    .collect(),
+                mass: ids.iter().map(|&i| mass[i as usize]).collect(),
+                references: &references,
+            };
+            if let Some(s) = &workflow.strata {
+                check_stratum(&conf, tc, s, ids)?;
+            }
+            let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
+            let part = x.select(Axis(0), &rows);
+            let centered =
+                Scaling { mean: Scaling::fit(part.view(), false).mean, ..scaling.clone() };
+            let job = Job { x: part.view(), scaling: &centered, k, conf: &conf, t: tc.t };
+            let (labels, used) = job.run(tc.method, method, options.seed, exec, progress)?;
+            let p = parts.iter().position(|q| q.first() == ids.first()).expect("a part");
+            chosen.lock().expect("no panic while held")[p] = used;
+            Partition::from_labels(labels)
+        })?;
+        progress.finish(n);
+        let weights = workflow.weights.as_deref();
+        let evaluation = Evaluation::weighted(
+            x,
+            None,
+            &partition,
+            &scaling,
+            weights,
+            workflow.aggregation,
+            exec,
+        )?;
+        Ok::<_, Error>((partition, evaluation))
+    })??;
+    let whole = Confidential {
+        codes: tc.sensitive.iter().map(|a| a.codes.clone()).collect(),
+        mass,
+        references: &references,
+    };
+    let max_emd = max_emd(&whole, partition.labels(), partition.n_groups());
+    let merges = split.map_or_else(Vec::new, |s| s.merges);
+    Ok(TCloseOutcome {
+        outcome: Outcome { partition, evaluation, merges },
+        chosen: chosen.into_inner().expect("no panic while held"),
+        max_emd,
+    })
+}
+
+/// Refuses a stratum that is itself farther than t from the file: no partition of it into
+/// classes can then be t-close (merging it whole is the best it gets).
+fn check_stratum(
+    conf: &Confidential,
+    tc: &TCloseness,
+    strata: &strata::Strata,
+    ids: &[u32],
+) -> Result<()> {
+    let e = conf.emd(&conf.profile(0..conf.n()));
+    if e > tc.t + verify::SLACK {
+        let mut names: Vec<&str> = ids
+            .iter()
+            .map(|&i| strata.names()[strata.codes()[i as usize] as usize].as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        return Err(Error::InvalidParameter {
+            name: "by".into(),
+            reason: format!(
+                "stratum {} is at EMD {e:.4} from the whole file's distribution of the confidential \
+                 attributes, above t = {}: no class of it can be t-close",
+                names.join(" + "),
+                tc.t
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Per confidential attribute, the largest EMD of the classes `labels` (0..g).
+fn max_emd(conf: &Confidential, labels: &[u32], g: usize) -> Vec<f64> {
+    let mut profiles = vec![conf.empty(); g];
+    for (i, &l) in labels.iter().enumerate() {
+        conf.add(&mut profiles[l as usize], i);
+    }
+    let mut largest = vec![0.0f64; conf.codes.len()];
+    for p in &profiles {
+        for (m, e) in largest.iter_mut().zip(conf.emd_per_attribute(p)) {
+            *m = m.max(e);
+        }
+    }
+    largest
+}
+
+/// One stratum (or the whole file) to group.
+struct Job<'a, S> {
+    x: ArrayView2<'a, S>,
+    scaling: &'a Scaling,
+    k: usize,
+    conf: &'a Confidential<'a>,
+    t: f64,
+}
+
+impl<S: Float> Job<'_, S> {
+    /// The verified t-close labels of `t_method` (of least SSE among the three for
+    /// `"auto"`), and the algorithm that built them.
+    fn run(
+        &self,
+        t_method: TMethod,
+        method: &Method,
+        seed: Option<u64>,
+        exec: Exec,
+        progress: &Progress,
+    ) -> Result<(Vec<u32>, TMethod)> {
+        let rows = self.scaling.rows_of::<S, f64>(self.x)?;
+        let d = self.x.ncols();
+        let candidates = match t_method {
+            TMethod::Auto => vec![TMethod::Merge, TMethod::KFirst, TMethod::TFirst],
+            m => vec![m],
+        };
+        let mut best: Option<(f64, Vec<u32>, TMethod)> = None;
+        for m in candidates {
+            let built = match m {
+                TMethod::Merge => {
+                    group::<S, f64>(self.x, self.k, method, self.scaling, seed, exec, progress)?
+                        .labels()
+                        .to_vec()
+                }
+                TMethod::KFirst => k_first::k_first(&rows, d, self.k, self.conf, self.t),
+                TMethod::TFirst => t_first::t_first(&rows, d, self.k, self.conf, self.t),
+                TMethod::Auto => unreachable!("auto is the three others"),
+            };
+            let (labels, _) = verify::merge_until_close(&rows, d, &built, self.conf, self.t);
+            let sse = weighted_sse(&rows, d, &labels, &self.conf.mass);
+            if best.as_ref().is_none_or(|b| sse < b.0) {
+                best = Some((sse, labels, m));
+            }
+        }
+        let (_, labels, m) = best.expect("one candidate at least");
+        Ok((labels, m))
+    }
+}
+
+/// SSE of `rows` (n × d) around the class means, each record counting with its `mass`
+/// (the plain mean for a class of zero total mass, as the release uses): what `"auto"` minimizes.
+fn weighted_sse(rows: &[f64], d: usize, labels: &[u32], mass: &[f64]) -> f64 {
+    let g = labels.iter().map(|&l| l as usize + 1).max().unwrap_or(0);
+    let mut sums = vec![0.0; g * d];
+    let mut totals = vec![0.0; g];
+    let mut counts = vec![0usize; g];
+    for (i, &l) in labels.iter().enumerate() {
+        let l = l as usize;
+        totals[l] += mass[i];
+        counts[l] += 1;
+    }
+    let by_count: Vec<bool> = totals.iter().map(|&w| w <= 0.0).collect();
+    let w = |i: usize, l: usize| if by_count[l] { 1.0 } else { mass[i] };
+    for (i, &l) in labels.iter().enumerate() {
+        let l = l as usize;
+        for j in 0..d {
+            sums[l * d + j] += w(i, l) * rows[i * d + j];
+        }
+    }
+    let mut sse = 0.0;
+    for (i, &l) in labels.iter().enumerate() {
+        let l = l as usize;
+        let total = if by_count[l] { counts[l] as f64 } else { totals[l] };
+        for j in 0..d {
+            let dev = rows[i * d + j] - sums[l * d + j] / total;
+            sse += mass[i] * dev * dev;
+        }
+    }
+    sse
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,66 @@
+//! t-closeness-first microaggregation (Soria-Comas et al., TKDE 2015, §5.2, Algorithm 3; µ-ANT's
+//! `kAnonymize_tCloseness`): with k′ = max(k, ⌈n / (2(n−1)t + 1)⌉), the records sorted by the
+//! confidential value (ties by row) are cut into k′ runs of consecutive records, sizes ⌊n/k′⌋
+//! or ⌈n/k′⌉ (the larger spread evenly); MDAV-style seeds (the record farthest from the
+//! remaining records' centroid, then the one farthest from it, alternately) each take, from
+//! every other run, the remaining record nearest to them. Every class then holds one record
+//! of each run, which with distinct values bounds its EMD by (n − k′)/(2k′(n − 1)) ≤ t
+//! (Proposition 3); ties can exceed it, so the caller verifies.
+
+use super::confidential::Confidential;
+use super::pool::{Classes, Pool, dist2, row};
+
+/// Labels (0..g) of the records of `rows` (standardized keys, n × d, n ≥ k) grouped by
+/// t-first on the first confidential attribute.
+pub fn t_first(rows: &[f64], d: usize, k: usize, conf: &Confidential, t: f64) -> Vec<u32> {
+    let n = conf.n();
+    let runs = run_count(n, k, t);
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_by_key(|&i| (conf.codes[0][i as usize], i));
+    let mut run_of = vec![0u32; n];
+    let mut left = vec![0usize; runs];
+    for (j, size) in left.iter_mut().enumerate() {
+        let (a, b) = (j * n / runs, (j + 1) * n / runs);
+        for &i in &order[a..b] {
+            run_of[i as usize] = j as u32;
+        }
+        *size = b - a;
+    }
+    let mut pool = Pool::full(rows, d);
+    let mut classes = Classes::new(n);
+    let mut previous: Option<usize> = None;
+    let mut nearest = vec![(f64::INFINITY, usize::MAX); runs];
+    while left.iter().filter(|&&c| c > 0).count() >= k {
+        let from = match previous {
+            Some(s) => row(rows, d, s).to_vec(),
+            None => pool.centroid(),
+        };
+        let seed = pool.farthest(rows, d, &from);
+        previous = if previous.is_none() { Some(seed) } else { None };
+        let s = row(rows, d, seed);
+        nearest.fill((f64::INFINITY, usize::MAX));
+        for &i in pool.ids() {
+            let (i, j) = (i as usize, run_of[i as usize] as usize);
+            let e = dist2(row(rows, d, i), s);
+            if e < nearest[j].0 || (e == nearest[j].0 && i < nearest[j].1) {
+                nearest[j] = (e, i);
+            }
+        }
+        nearest[run_of[seed] as usize] = (0.0, seed);
+        let members: Vec<usize> =
+            nearest.iter().filter(|b| b.1 != usize::MAX).map(|b| b.1).collect();
+        for &i in &members {
+            pool.remove(rows, d, i);
+            left[run_of[i] as usize] -= 1;
+        }
+        classes.push(rows, d, &members);
+    }
+    let leftovers = pool.ids().to_vec();
+    classes.finish(rows, d, &leftovers)
+}
+
+/// k′ = max(k, ⌈n / (2(n−1)t + 1)⌉), at most n.
+pub fn run_count(n: usize, k: usize, t: f64) -> usize {
+    let bound = (n as f64 / (2.0 * (n as f64 - 1.0) * t + 1.0)).ceil() as usize;
+    bound.max(k).min(n)
+}

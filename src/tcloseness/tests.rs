@@ -1,0 +1,140 @@
+//! Every method's classes have at least k records and, by the EMD of the definition
+//! (computed densely, independently of the sparse incremental one), are within t.
+
+use super::emd::tests::direct_emd;
+use super::*;
+use crate::workflow::Strata;
+use ndarray::Array2;
+use proptest::prelude::*;
+
+fn attribute(codes: Vec<u32>, ordered: bool) -> SensitiveAttribute {
+    let n_values = *codes.iter().max().unwrap() as usize + 1;
+    SensitiveAttribute { name: "s".into(), codes, n_values, ordered }
+}
+
+fn run(x: &Array2<f64>, k: usize, tc: &TCloseness, workflow: &Workflow) -> Result<TCloseOutcome> {
+    let method = Method::parse("mdav", &[]).unwrap();
+    t_close_microaggregate(
+        x.view(),
+        k,
+        &method,
+        tc,
+        &Options::default(),
+        workflow,
+        &Progress::new(),
+    )
+}
+
+/// Checks sizes and, per attribute, every class's EMD (and the reported largest).
+fn check(
+    out: &TCloseOutcome,
+    k: usize,
+    tc: &TCloseness,
+    mass: &[f64],
+) -> std::result::Result<(), TestCaseError> {
+    let p = &out.outcome.partition;
+    prop_assert!(p.group_sizes().iter().all(|&s| s >= k));
+    for (a, attr) in tc.sensitive.iter().enumerate() {
+        let mut largest = 0.0f64;
+        for g in 0..p.n_groups() {
+            let class: Vec<usize> =
+                (0..attr.codes.len()).filter(|&i| p.labels()[i] as usize == g).collect();
+            let e = direct_emd(&attr.codes, mass, &class, attr.n_values, attr.ordered);
+            prop_assert!(e <= tc.t + 1e-9, "class {g} at {e} > t = {}", tc.t);
+            largest = largest.max(e);
+        }
+        prop_assert!((largest - out.max_emd[a]).abs() < 1e-9);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Random keys, confidential values with many ties (few distinct values), every method.
+    #[test]
+    fn every_class_is_k_anonymous_and_t_close(
+        rows in prop::collection::vec((-5.0f64..5.0, -5.0f64..5.0, 0u32..6, 0u32..4), 8..80),
+        k in 2usize..5,
+        t in 0.02f64..0.6,
+        ordered in any::<bool>(),
+        weighted in any::<bool>(),
+        second in any::<bool>(),
+        which in 0usize..4,
+    ) {
+        prop_assume!(rows.len() >= k);
+        let x = Array2::from_shape_fn((rows.len(), 2), |(i, j)| if j == 0 { rows[i].0 } else { rows[i].1 });
+        let mut sensitive = vec![attribute(rows.iter().map(|r| r.2).collect(), ordered)];
+        if second {
+            sensitive.push(attribute(rows.iter().map(|r| r.3).collect(), !ordered));
+        }
+        let mass: Vec<f64> = rows.iter().map(|r| if weighted { r.3 as f64 } else { 1.0 }).collect();
+        let method = TMethod::parse(T_METHODS[which]).unwrap();
+        let tc = TCloseness { sensitive, t, method };
+        let workflow = Workflow { weights: weighted.then(|| mass.clone()), ..Workflow::default() };
+        let out = run(&x, k, &tc, &workflow).unwrap();
+        check(&out, k, &tc, &mass)?;
+        if method != TMethod::Auto {
+            prop_assert_eq!(&out.chosen, &vec![method]);
+        }
+    }
+
+    /// Distinct confidential values and n a multiple of k′: every class holds one record of
+    /// each run, which meets the bound, so no merge is needed.
+    #[test]
+    fn t_first_with_distinct_values_needs_no_merge(
+        runs in 2usize..8,
+        per_run in 2usize..15,
+        seed in 0u32..1000,
+    ) {
+        let n = runs * per_run;
+        let t = (per_run as f64 - 1.0) / (2.0 * (n as f64 - 1.0)) * (1.0 + 1e-9);
+        prop_assert_eq!(t_first::run_count(n, 2, t), runs);
+        let keys: Vec<f64> = (0..n).map(|i| ((i as u32 * 7919 + seed) % 101) as f64).collect();
+        let codes: Vec<u32> = (0..n as u32).map(|i| (i * 37 + seed) % n as u32).collect();
+        prop_assume!({ let mut c = codes.clone(); c.sort_unstable(); c.dedup(); c.len() == n });
+        let refs = [Reference::new(&codes, n, &vec![1.0; n], true)];
+        let conf = Confidential { codes: vec![codes], mass: vec![1.0; n], references: &refs };
+        let built = t_first::t_first(&keys, 1, 2, &conf, t);
+        let (_, merges) = verify::merge_until_close(&keys, 1, &built, &conf, t);
+        prop_assert_eq!(merges, 0);
+    }
+}
+
+#[test]
+fn strata_keep_the_file_as_reference_and_name_a_stratum_too_far() {
+    // Stratum "a" holds only value 0, stratum "b" only value 1: each is at nominal EMD 0.5.
+    let n = 20;
+    let x = Array2::from_shape_fn((n, 1), |(i, _)| i as f64);
+    let codes: Vec<u32> = (0..n as u32).map(|i| u32::from(i >= 10)).collect();
+    let strata = Strata::new(codes.clone(), vec!["a".into(), "b".into()]).unwrap();
+    let workflow = Workflow { strata: Some(strata), ..Workflow::default() };
+    let tc = |t| TCloseness {
+        sensitive: vec![attribute(codes.clone(), false)],
+        t,
+        method: TMethod::Auto,
+    };
+    let err = run(&x, 2, &tc(0.3), &workflow).unwrap_err().to_string();
+    assert!(err.contains("stratum a") && err.contains("t = 0.3"), "{err}");
+    let out = run(&x, 2, &tc(0.5), &workflow).unwrap();
+    assert!((out.max_emd[0] - 0.5).abs() < 1e-12);
+}
+
+#[test]
+fn bad_t_and_codes_are_errors() {
+    let x = Array2::from_shape_fn((6, 1), |(i, _)| i as f64);
+    for t in [0.0, -0.1, 1.5, f64::NAN] {
+        let tc = TCloseness {
+            sensitive: vec![attribute(vec![0, 1, 0, 1, 0, 1], true)],
+            t,
+            method: TMethod::Auto,
+        };
+        assert!(
+            run(&x, 2, &tc, &Workflow::default()).unwrap_err().to_string().contains("invalid t")
+        );
+    }
+    let short =
+        TCloseness { sensitive: vec![attribute(vec![0, 1], true)], t: 0.5, method: TMethod::Auto };
+    assert!(run(&x, 2, &short, &Workflow::default()).is_err());
+    assert!(TMethod::parse("fast").is_err());
+}
