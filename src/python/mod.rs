@@ -108,6 +108,21 @@ impl Progress {
     }
 }
 
+/// The method with its parameters and the run options, as both entry points
+/// (`microaggregate_array`, `t_close_array`) read them from their arguments.
+fn method_and_options(
+    method: &str,
+    params: Option<&Bound<'_, PyDict>>,
+    standardize: bool,
+    n_jobs: i64,
+    seed: Option<u64>,
+    missing: Missing,
+) -> PyResult<(Method, Options)> {
+    let method = Method::parse(method, &parse_params(params)?).map_err(to_py_err)?;
+    let parallelism = Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?;
+    Ok((method, Options { standardize, parallelism, seed, missing }))
+}
+
 fn parse_params(params: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, ParamValue)>> {
     let Some(params) = params else {
         return Ok(Vec::new());
@@ -199,13 +214,8 @@ fn microaggregate_array<'py>(
 ) -> PyResult<Released<'py>> {
     let workflow =
         workflow::build(by, by_names, small_strata, weights, aggregation, trim, max_part, scale)?;
-    let method = Method::parse(method, &parse_params(params)?).map_err(to_py_err)?;
-    let options = Options {
-        standardize,
-        parallelism: Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?,
-        seed,
-        missing: Missing::parse(missing).map_err(to_py_err)?,
-    };
+    let missing = Missing::parse(missing).map_err(to_py_err)?;
+    let (method, options) = method_and_options(method, params, standardize, n_jobs, seed, missing)?;
     let counter = progress
         .map_or_else(|| Arc::new(crate::progress::Progress::new()), |p| p.get().inner.clone());
     let (o, w, c) = (&options, &workflow, &counter);

@@ -3,11 +3,8 @@
 //! its distinct values when ordered, categories when nominal).
 
 use super::workflow;
-use super::{Released, parse_params, released_to_py, run_detached, to_py_err, to_u32};
-use crate::method::Method;
-use crate::microaggregate::Options;
+use super::{Released, method_and_options, released_to_py, run_detached, to_py_err, to_u32};
 use crate::missing::Missing;
-use crate::parallel::Parallelism;
 use crate::progress::Progress;
 use crate::tcloseness::{SensitiveAttribute, TCloseness, TMethod, t_close_microaggregate};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
@@ -70,13 +67,8 @@ fn t_close_array<'py>(
     };
     let workflow =
         workflow::build(by, by_names, small_strata, weights, aggregation, trim, None, scale)?;
-    let method = Method::parse(method, &parse_params(params)?).map_err(to_py_err)?;
-    let options = Options {
-        standardize,
-        parallelism: Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?,
-        seed,
-        missing: Missing::Error,
-    };
+    let (method, options) =
+        method_and_options(method, params, standardize, n_jobs, seed, Missing::Error)?;
     let view = x.as_array();
     let progress = Progress::new();
     let out = run_detached(py, || {
