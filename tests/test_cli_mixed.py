@@ -118,6 +118,12 @@ def test_mixed_release_scored_and_reported_over_the_whole_key(tmp_path: Path) ->
     for c in cats:
         for m in ("cells_changed", "total_variation"):
             assert float(cells[f"categorical.{c}.{m}"]) == pytest.approx(resolve(f"categorical.{c}.{m}", d), rel=1e-12)
+        # the frequency table: every level, counts of both files adding up to the records
+        for m in ("original_frequencies", "released_frequencies"):
+            shown = [float(cells[f"categorical.{c}.{m}.{i}"]) for i in range(len(d["categorical"][c]["levels"]))]
+            assert shown == d["categorical"][c][m] and sum(shown) == len(df) - df[c].isna().sum()
+        counts = df[c].dropna().astype(str).value_counts()
+        assert d["categorical"][c]["original_frequencies"] == [counts.get(v, 0) for v in d["categorical"][c]["levels"]]
     assert float(cells["min_group_size"]) == d["min_group_size"]
     r = run("assess", "in.csv", "out.csv", "--columns", ",".join(KEY), "--categorical", "urban", "-k", "5", cwd=tmp_path)
     assert r.returncode == 0 and "meets it" in r.stdout and "sex:" in r.stdout, r.stderr

@@ -231,8 +231,12 @@ def test_categorical_changes_counts_cells_and_total_variation() -> None:
     assert out.cells_changed == pytest.approx(2 / 4)  # the missing cell is left out
     # shares before: a 1/2, b 1/4, c 1/4; after: a 3/5, b 2/5
     assert out.total_variation == pytest.approx(0.5 * (0.1 + 0.15 + 0.25))
+    assert out.levels == ("a", "b", "c")
+    assert out.original_frequencies.tolist() == [2, 1, 1] and out.released_frequencies.tolist() == [3, 2, 0]
     weighted = ma.utility.categorical_changes(before, after, weights=[1, 3, 1, 1, 0])
     assert weighted.cells_changed == pytest.approx(3 / 5)
+    assert weighted.original_frequencies.tolist() == [4, 1, 0] and weighted.released_frequencies.tolist() == [2, 4, 0]
+    assert ma.utility.categorical_changes([None, np.nan], [None, None]).levels == ()
     assert ma.utility.categorical_changes(before, before).total_variation == 0.0
     with pytest.raises(ValueError, match="same length"):
         ma.utility.categorical_changes(before, after[:3])

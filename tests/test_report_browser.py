@@ -57,7 +57,11 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, An
     x[::11, 3] = np.nan
     strata = np.arange(len(x)) % 2
     release = ma.microaggregate(x, 5, by=strata, missing="fill").aggregated
-    a = ma.assess(x, release, k=5, by=strata, global_linkage=True)
+    # a categorical key attribute (a banding of the first attribute) for the frequency tables
+    bands = {name: np.where(np.isnan(v), None, np.array(["low", "mid", "high"], dtype=object)[np.digitize(v, [-0.5, 0.5])])
+             for name, v in (("original", (x[:, 0] - x[:, 0].mean()) / x[:, 0].std()),
+                             ("released", (release[:, 0] - x[:, 0].mean()) / x[:, 0].std()))}
+    a = ma.assess(x, release, k=5, by=strata, global_linkage=True, categorical={"band": (bands["original"], bands["released"])})
     path = tmp_path_factory.mktemp("report") / "report.html"
     a.to_html(path, candidates=candidates, provenance={"parameters": {"k": 5, "method": "mdav", "by": "parity", "missing": "fill"}})
     return path, a.to_dict(), candidates
@@ -85,6 +89,8 @@ def test_report_renders_offline_with_every_section_figure_and_number(chromium: A
         assert svg.find_elements(By.CSS_SELECTOR, "rect, circle"), "a figure with nothing drawn"
     cells = chromium.find_elements(By.CSS_SELECTOR, "[data-key]")
     assert len(cells) > 5 * d["n_attributes"]
+    assert {c.get_attribute("data-key") for c in cells} >= {f"categorical.band.{m}.{i}" for i in range(3)
+                                                            for m in ("original_frequencies", "released_frequencies")}
     for cell in cells:
         key = cell.get_attribute("data-key")
         check_cell(key, cell.get_attribute("data-value"), cell.text, resolve(key, d, candidates))

@@ -158,7 +158,13 @@ class Assessment:
             "merges": [{"stratum": m.stratum, "into": m.into, "size": m.size} for m in self.merges],
             "weighted": self.weighted,
             "categorical": {
-                name: {"cells_changed": c.cells_changed, "total_variation": c.total_variation}
+                name: {
+                    "cells_changed": c.cells_changed,
+                    "total_variation": c.total_variation,
+                    "levels": list(c.levels),
+                    "original_frequencies": c.original_frequencies.tolist(),
+                    "released_frequencies": c.released_frequencies.tolist(),
+                }
                 for name, c in self.categorical
             },
             "max_emd": self.max_emd,

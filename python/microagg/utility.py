@@ -240,14 +240,23 @@ class CategoricalChanges:
         Total variation distance between the original and released (weighted) frequencies of
         the categories, over the cells observed in each file: half the sum of the absolute
         differences of the shares, in [0, 1].
+    levels : tuple of str
+        The categories seen in either file, sorted, as text.
+    original_frequencies, released_frequencies : ndarray of float64
+        The (weighted) number of observed cells of each level in the original and the
+        release: the frequency table a disclosure review compares (sdcMicro's report and
+        mu-Argus tabulate them too).
     """
 
     cells_changed: float
     total_variation: float
+    levels: tuple[str, ...]
+    original_frequencies: npt.NDArray[np.float64]
+    released_frequencies: npt.NDArray[np.float64]
 
 
 def categorical_changes(original: Any, released: Any, weights: Any = None) -> CategoricalChanges:
-    """Cells changed and total variation distance of one categorical attribute (two 1-D
+    """Cells changed, total variation distance and frequency table of one categorical attribute (two 1-D
     arrays of the same length, of any values; None, NaN and pandas.NA are missing and left
     out). A mixed key's utility: these per categorical column beside the numeric measures."""
     a, b = (_category_column(v, name) for v, name in ((original, "original"), (released, "released")))
@@ -257,17 +266,18 @@ def categorical_changes(original: Any, released: Any, weights: Any = None) -> Ca
     w = as_weights(weights, n)
     w = np.ones(n) if w is None else w
     both_files = np.concatenate([a, b])
-    codes = nominal_column("categories", both_files, missing_cells(both_files)).values
+    column = nominal_column("categories", both_files, missing_cells(both_files))
+    codes = column.values
     ca, cb = codes[:n], codes[n:]
     both = (ca >= 0) & (cb >= 0)
     mass = w[both].sum()
     cells = float(w[both & (ca != cb)].sum() / mass) if mass > 0 else 0.0
-    width = int(codes.max()) + 1 if codes.size and codes.max() >= 0 else 1
-    shares = []
-    for c in (ca, cb):
-        total = np.bincount(c[c >= 0], weights=w[c >= 0], minlength=width)
-        shares.append(total / total.sum() if total.sum() > 0 else total)
-    return CategoricalChanges(cells, float(0.5 * np.abs(shares[0] - shares[1]).sum()))
+    width = len(column.levels)
+    counts = [np.bincount(c[c >= 0], weights=w[c >= 0], minlength=width).astype(np.float64) for c in (ca, cb)]
+    shares = [total / total.sum() if total.sum() > 0 else total for total in counts]
+    return CategoricalChanges(
+        cells, float(0.5 * np.abs(shares[0] - shares[1]).sum()), tuple(str(v) for v in column.levels), *counts
+    )
 
 
 def _category_column(values: Any, name: str) -> npt.NDArray[Any]:

@@ -10,6 +10,10 @@ from typing import Any, Optional, Sequence
 from ._html import esc, p, section, table, td, th
 from ._svg import bar_chart, label, scatter_chart
 
+#: Levels listed one by one in a frequency table; the rest share one row.
+FREQUENCY_ROWS = 25
+
+
 RISKS = (("record_linkage_rate", "record linkage (nearest)"), ("interval_disclosure", "interval disclosure"))
 """Risk measures an R-U map can plot, as ``Assessment.to_dict()`` names them."""
 
@@ -156,12 +160,33 @@ def utility(d: dict[str, Any]) -> str:
 
 def categorical_attributes(d: dict[str, Any]) -> str:
     """Per categorical key attribute: the share of its cells the release changed and the
-    total variation distance between its original and released frequencies."""
+    total variation distance between its original and released frequencies, then each
+    attribute's frequency table."""
     rows = [[th(name), td(c["cells_changed"], f"categorical.{name}.cells_changed", "pct"),
              td(c["total_variation"], f"categorical.{name}.total_variation")]
             for name, c in d["categorical"].items()]
-    return table(("attribute", "cells changed", "total variation distance"), rows,
-                 f"Categories ({'weighted by the survey weights' if d['weighted'] else 'unweighted'})")
+    weighting = "weighted by the survey weights" if d["weighted"] else "unweighted"
+    out = table(("attribute", "cells changed", "total variation distance"), rows, f"Categories ({weighting})")
+    return out + "".join(frequency_table(name, c, d["weighted"]) for name, c in d["categorical"].items())
+
+
+def frequency_table(name: str, c: dict[str, Any], weighted: bool) -> str:
+    """One categorical attribute's frequency table: observed cells per level in the original
+    and the release and their difference, the most frequent levels first; past
+    :data:`FREQUENCY_ROWS` levels the rest are summed in one row."""
+    before, after = c["original_frequencies"], c["released_frequencies"]
+    order = sorted(range(len(c["levels"])), key=lambda i: (-before[i], -after[i], c["levels"][i]))
+    style = "g" if weighted else "int"
+    shown, rest = order[:FREQUENCY_ROWS], order[FREQUENCY_ROWS:]
+    rows = [[th(c["levels"][i]), td(before[i], f"categorical.{name}.original_frequencies.{i}", style),
+             td(after[i], f"categorical.{name}.released_frequencies.{i}", style), td(after[i] - before[i], style=style)]
+            for i in shown]
+    if rest:
+        rows.append([th(f"{len(rest)} other levels"), td(sum(before[i] for i in rest), style=style),
+                     td(sum(after[i] for i in rest), style=style),
+                     td(sum(after[i] - before[i] for i in rest), style=style)])
+    return table(("level", "original", "released", "change"), rows,
+                 f"{name}: observed cells per level ({'weighted' if weighted else 'records'})")
 
 
 def numeric_attributes(d: dict[str, Any]) -> str:
