@@ -1,15 +1,10 @@
 """Assessment benchmark (docs/assessment.md#risk): record-linkage time next to the MDAV run it
-assesses, and the R-U maps of Census and EIA.
-
-1. Gaussian n x d (d = 3 and 15), released by MDAV (k = 10, float64, one thread): the time
-   of MDAV, then of nearest-record linkage of the original to the release (exact, with
-   ties), on one thread and on all; same rates on both.
-2. Census and EIA released by mdav, mdav-star, ona-star, mondrian-v and mona for k = 2..10:
-   information loss, record-linkage rate, interval disclosure; one R-U map PNG per data
-   set and a Markdown table.
+assesses. Gaussian n x d (d = 3 and 15), released by MDAV (k = 10, float64, one thread): the
+time of MDAV, then of nearest-record linkage of the original to the release (exact, with
+ties), on one thread and on all; same rates on both. The R-U maps are benches/ru_maps.py.
 
     python benches/assess.py                       # n = 10^4, 10^5 (+ 10^6 for d = 3)
-    python benches/assess.py --ns 10000 --no-maps
+    python benches/assess.py --ns 10000
 """
 
 from __future__ import annotations
@@ -19,11 +14,9 @@ import os
 import time
 
 import numpy as np
-from bench_common import OUT, load, write
+from bench_common import write
 
 import microagg as ma
-
-METHODS = ("mdav", "mdav-star", "ona-star", "mondrian-v", "mona")
 
 
 def linkage_vs_mdav(ns: list[int], dims: list[int], max_n_d15: int) -> list[str]:
@@ -59,37 +52,11 @@ def linkage_vs_mdav(ns: list[int], dims: list[int], max_n_d15: int) -> list[str]
     return lines
 
 
-def ru_maps(datasets: list[str]) -> list[str]:
-    lines = ["## R-U maps", "",
-             "IL = SSE/SST (%), RL = nearest-record linkage rate (%), ID = interval disclosure at p = 0.05 (%), "
-             "eigen and IL1s as sdcMicro's dUtility.", ""]
-    for name in datasets:
-        X = load(name)
-        rows = []
-        for method in METHODS:
-            for k in range(2, 11):
-                res = ma.microaggregate(X, k, method)
-                rows.append({"method": method, "k": k, **ma.assess(X, res.aggregated).to_dict()})
-            print(f"{name} {method} done", flush=True)
-        png = OUT / f"ru_map_{name}.png"
-        OUT.mkdir(exist_ok=True)
-        ma.plot.ru_map(rows, path=str(png), title=f"R-U map, {name} ({X.shape[0]} x {X.shape[1]})")
-        lines += [f"### {name} ({X.shape[0]} records x {X.shape[1]} attributes)", "", f"![R-U map]({png.name})", "",
-                  "| method | k | IL % | RL % | ID % | IL1s | eigen | min group |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
-        for r in rows:
-            lines.append(f"| {r['method']} | {r['k']} | {100 * r['information_loss']:.2f} | "
-                         f"{100 * r['record_linkage_rate']:.2f} | {100 * r['interval_disclosure']:.2f} | "
-                         f"{r['il1s']:.6g} | {r['eigen']:.3f} | {r['min_group_size']} |")
-        lines.append("")
-    return lines
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ns", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--max-n-d15", type=int, default=100_000, help="largest n for d = 15 (MDAV is O(n^2/k))")
     ap.add_argument("--dims", type=int, nargs="+", default=[3, 15])
-    ap.add_argument("--no-maps", action="store_true")
     ap.add_argument("--out", default="assess.md", help="name of the Markdown file in bench-results/")
     args = ap.parse_args()
     load_avg = os.getloadavg()
@@ -97,8 +64,6 @@ def main() -> None:
              f"Load average before the run: {load_avg[0]:.2f} (1 min), {load_avg[1]:.2f} (5 min); "
              f"{os.cpu_count()} cores.", ""]
     lines += linkage_vs_mdav(args.ns, args.dims, args.max_n_d15)
-    if not args.no_maps:
-        lines += [""] + ru_maps(["census", "eia"])
     write(args.out, lines)
 
 
