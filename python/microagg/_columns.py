@@ -41,6 +41,16 @@ class Terms:
             return ValueError(f"{prefix}unknown column {names[0]!r}; columns are: {listed}")
         return ValueError(f"{prefix}unknown column(s): {', '.join(map(str, names))}; the columns of {self.source} are: {listed}")
 
+    def clash(self, name: Any, role: str) -> ValueError:
+        """The error for a key column that ``role`` (an option, as :meth:`option` names it)
+        also names."""
+        named = " (--columns)" if self.flags else ""
+        workflow = (self.option("by"), self.option("weights"))
+        kept = "/".join(workflow) if role in workflow else role
+        return ValueError(
+            f"column {name!r} is both a quasi-identifier{named} and in {role}: a column cannot be both anonymized and {kept}"
+        )
+
 
 API = Terms("df")
 """The terms of ``microagg.anonymize``."""
@@ -94,11 +104,7 @@ def check_key(columns: Sequence[Any], key: Sequence[Any], roles: Mapping[Any, st
         raise ValueError("columns must not repeat")
     for c in key:
         if c in roles:
-            named = " (--columns)" if terms.flags else ""
-            raise ValueError(
-                f"column {c!r} is both a quasi-identifier{named} and in {roles[c]}: a column cannot be both "
-                f"anonymized and {terms.option('by')}/{terms.option('weights')}"
-            )
+            raise terms.clash(c, roles[c])
 
 
 @dataclass(frozen=True)
