@@ -24,8 +24,8 @@ from .._mixed.types import (
     NUMERIC,
     ORDINAL,
     KeyColumn,
+    column_kind,
     missing_cells,
-    not_categorical,
     ordinal_column,
     sorted_levels,
 )
@@ -71,20 +71,12 @@ def key_columns(frame: pd.DataFrame, spec: MixedSpec) -> list[KeyColumn]:
 
 
 def kinds_of(meta: pd.DataFrame, names: Sequence[Any], categorical: Sequence[Any], ordinal: dict[Any, Any]) -> dict[Any, str]:
-    """Each key column's kind from the frame's dtypes (as :mod:`.types` decides for frames)."""
-    kinds = {}
-    for c in names:
-        dtype = meta[c].dtype
-        ordered = isinstance(dtype, pd.CategoricalDtype) and bool(dtype.ordered)
-        if c in ordinal or (ordered and c not in categorical):
-            kinds[c] = ORDINAL
-        elif c in categorical or dtype.kind not in "iufmM":
-            kinds[c] = NOMINAL
-        elif dtype.kind in "mM":
-            raise not_categorical(c, dtype)
-        else:
-            kinds[c] = NUMERIC
-    return kinds
+    """Each key column's kind from the frame's dtypes, as for in-memory frames
+    (:func:`microagg._mixed.types.column_kind`)."""
+    import narwhals.stable.v2 as nw
+
+    schema = nw.from_native(meta, eager_only=True).schema
+    return {c: column_kind(c, schema[c], categorical, ordinal) for c in names}
 
 
 def measure(ddf: Any, spec: MixedSpec) -> MixedSpec:
