@@ -57,3 +57,17 @@ def write(name: str, lines: list[str]) -> Path:
     path.write_text("\n".join(lines) + "\n")
     print(f"wrote {path}")
     return path
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend (files, no display), or None with a note when
+    matplotlib is not installed (the tables are written anyway)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no PNG")
+        return None
+    return plt

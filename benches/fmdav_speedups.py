@@ -21,7 +21,7 @@ import platform
 from typing import Any
 
 import numpy as np
-from bench_common import OUT, timed, write
+from bench_common import OUT, pyplot, timed, write
 
 import microagg as ma
 
@@ -101,13 +101,8 @@ def main() -> None:
         print("\n".join(lines[-2:]), flush=True)
 
     write(f"{args.name}.md", lines)
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no PNG")
+    plt = pyplot()
+    if plt is None:
         return
     names = [v[0] for v in VARIANTS]
     fig, ax = plt.subplots(figsize=(11, 5))

@@ -14,7 +14,7 @@ Writes bench-results/incremental.md and bench-results/incremental.png. Measures 
 from __future__ import annotations
 
 import numpy as np
-from bench_common import OUT, load, timed, write
+from bench_common import OUT, load, pyplot, timed, write
 
 import microagg as ma
 
@@ -59,13 +59,8 @@ def main() -> None:
         lines.append("")
     lines.append("Each cell: tau+ (incremental step time / one-shot MDAV time) / delta (relative extra IL).")
     write("incremental.md", lines)
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no PNG")
+    plt = pyplot()
+    if plt is None:
         return
     fig, axes = plt.subplots(len(cases), 2, figsize=(11, 3.4 * len(cases)))
     for row, (title, _, _) in zip(axes, cases):

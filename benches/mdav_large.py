@@ -26,7 +26,7 @@ import os
 import time
 
 import numpy as np
-from bench_common import OUT, write
+from bench_common import OUT, pyplot, write
 
 import microagg as ma
 
@@ -100,13 +100,8 @@ def main() -> None:
 
 def plot(points: dict[int, list[tuple[int, float]]], args: argparse.Namespace, path: os.PathLike[str]) -> None:
     """Log-log time against n per d (one thread), with an n log n guide through d = 2."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no PNG")
+    plt = pyplot()
+    if plt is None:
         return
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     for d, pts in sorted(points.items()):

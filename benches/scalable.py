@@ -18,7 +18,7 @@ import argparse
 from typing import Any, Callable
 
 import numpy as np
-from bench_common import OUT, load, timed, write
+from bench_common import OUT, load, pyplot, timed, write
 
 import microagg as ma
 
@@ -71,13 +71,8 @@ def main() -> None:
             del X
             n *= 10
     write("scalable.md", lines)
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no PNG")
+    plt = pyplot()
+    if plt is None:
         return
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.plot(rhos, curves["mona"], "o-", label="MONA")

@@ -25,9 +25,11 @@ distributed = pytest.importorskip("distributed", reason="distributed is not inst
 
 import dask  # noqa: E402
 
-import microagg._dask_plan as plan_module  # noqa: E402
+import microagg._dask.plan as plan_module  # noqa: E402
+import microagg._dask.release as release_module  # noqa: E402
+from microagg._dask.tree import Spec  # noqa: E402
 import microagg.dask as mdask  # noqa: E402
-from microagg._parts import group_part, shared_scale  # noqa: E402
+from microagg._dask.part import group_part, shared_scale  # noqa: E402
 from conftest import reference_parts  # noqa: E402
 
 QI = ["a", "b", "c"]
@@ -62,16 +64,16 @@ def frame(n: int, seed: int = 0, missing: bool = False) -> pd.DataFrame:
 
 def dask_parts(ddf: Any, max_part: int, by: list[str], allow_missing: bool = False) -> list[np.ndarray]:
     """The parts of the distributed planner (run from this process), as row-id lists."""
-    spec = plan_module.Spec(QI, by, 3, max_part, True, allow_missing)
+    spec = Spec(QI, by, 3, max_part, True, allow_missing)
     plan = plan_module.plan_cuts(plan_module.FrameRef(ddf[QI + by]), spec)
-    meta = ddf._meta.assign(**{c: np.zeros(0, np.int64) for c in (mdask._ROW, mdask._PART, mdask._KEY)})
+    meta = ddf._meta.assign(**{c: np.zeros(0, np.int64) for c in (release_module.ROW, release_module.PART, release_module.KEY)})
     tagged = ddf.map_partitions(tag_partition, plan, spec, meta=meta, partition_info=True).compute()
-    rows, parts = tagged[mdask._ROW].to_numpy(), tagged[mdask._PART].to_numpy()
+    rows, parts = tagged[release_module.ROW].to_numpy(), tagged[release_module.PART].to_numpy()
     return [np.sort(rows[parts == q]) for q in range(len(plan.part_sizes))]
 
 
 def tag_partition(part: pd.DataFrame, plan: Any, spec: Any, partition_info: Any = None) -> pd.DataFrame:
-    return mdask._tag(part, plan, spec, partition_info["number"] if partition_info else 0)
+    return release_module.tag(part, plan, spec, partition_info["number"] if partition_info else 0)
 
 
 def same_parts(found: list[np.ndarray], expected: list[np.ndarray]) -> bool:
@@ -175,7 +177,7 @@ def test_small_strata_merge_equals_the_local_pipeline(client: Any) -> None:
 
 
 def test_merge_rule_ties_go_to_the_lowest_code() -> None:
-    from microagg._dask_strata import merge_small
+    from microagg._dask.strata import merge_small
 
     # Strata 1 and 3 are undersized and equally small: 1 goes first, to the nearer of 0 and
     # 2 (equally near: the lower code, 0); then 3 joins 2, nearer than 0's merged centroid.

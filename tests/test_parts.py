@@ -1,4 +1,4 @@
-"""Grouping one part with the whole file's scaling (microagg._parts,
+"""Grouping one part with the whole file's scaling (microagg._dask.part,
 docs/scaling.md#partitioned-runs)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import microagg as ma
-from microagg._parts import group_part, workflow_options
+from microagg._dask.part import group_part, workflow_options
 
 
 def test_a_part_is_grouped_in_the_files_units() -> None:

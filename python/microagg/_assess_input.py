@@ -14,6 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ._validation import as_data_matrix
+from ._workflow import as_weights as workflow_weights
+from ._workflow import factorize_strata
 
 F64 = npt.NDArray[np.float64]
 
@@ -33,48 +35,24 @@ def as_pair(X: Any, Xm: Any) -> Tuple[F64, F64]:
 
 
 def as_weights(weights: Any, n: int) -> Optional[F64]:
-    """``None``, or ``n`` finite non-negative weights with a positive sum."""
-    if weights is None:
-        return None
-    if hasattr(weights, "to_numpy"):
-        weights = weights.to_numpy()
-    w = np.asarray(weights)
-    if w.dtype.kind not in "biuf":
-        raise TypeError(f"weights must be numbers, got dtype {w.dtype}")
-    w = w.astype(np.float64)
-    if w.ndim != 1 or w.shape[0] != n:
-        raise ValueError(f"weights must be 1-D with one weight per record ({n}), got shape {w.shape}")
-    if not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
-        raise ValueError("weights must be finite, non-negative and not all zero")
-    return w
+    """``None``, or ``n`` finite non-negative weights with a positive sum
+    (:func:`microagg._workflow.as_weights`)."""
+    return None if weights is None else workflow_weights(weights, n, check_values=True)
 
 
 def strata_codes(by: Any, n: int) -> Optional[npt.NDArray[np.int64]]:
-    """One integer code per record for the strata ``by`` (``None`` for no strata).
+    """One integer code per record for the strata ``by`` (``None`` for no strata), as
+    :func:`microagg._workflow.factorize_strata` codes them.
 
     ``by`` is a sequence of n labels (numbers, strings, a pandas Series; NaN and None form a
     stratum of their own) or an (n, m) array / DataFrame whose rows combine m labels.
     """
     if by is None:
         return None
-    if hasattr(by, "to_numpy"):
-        by = by.to_numpy()
-    arr = np.asarray(by, dtype=object) if not isinstance(by, np.ndarray) else by
-    if arr.ndim == 2 and arr.shape[0] == n:
-        cols = np.column_stack([_codes_1d(arr[:, j]) for j in range(arr.shape[1])])
-        return np.unique(cols, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
-    if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValueError(f"by must hold one stratum label per record ({n}), got shape {arr.shape}")
-    return _codes_1d(arr)
-
-
-def _codes_1d(labels: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
-    codes: dict[Any, int] = {}
-    out = np.empty(labels.shape[0], dtype=np.int64)
-    for i, v in enumerate(labels.tolist()):
-        key = None if v is None or (isinstance(v, float) and v != v) else v
-        out[i] = codes.setdefault(key, len(codes))
-    return out
+    shape = np.shape(by.to_numpy() if hasattr(by, "to_numpy") else by)
+    if len(shape) not in (1, 2) or shape[0] != n:
+        raise ValueError(f"by must hold one stratum label per record ({n}), got shape {shape}")
+    return factorize_strata(by, n)[0]
 
 
 def sample_sd(a: F64) -> F64:

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Tuple, cast
 import numpy as np
 
 from ._api import microaggregate
-from ._mixed.frames import declared_categories, mixed_key
+from ._columns import Roles, choose_key, mixed_key, workflow_roles
 from ._mixed.workflow import anonymize_frame
-from ._frames import as_frame, check_columns, column, is_numeric, numeric_matrix, replace_columns
+from ._frames import as_frame, column, is_numeric, numeric_matrix, replace_columns
 from ._tcloseness import t_closeness_step
 from ._validation import check_bool
 from ._workflow import relabel_strata
@@ -90,20 +90,10 @@ def anonymize(
             "anonymize expects a DataFrame (pandas, polars, pyarrow.Table or an Arrow PyCapsule "
             f"table), got {type(df).__module__}.{type(df).__qualname__}"
         )
-    strata, weight_values, roles = _workflow_columns(frame, by, weights)
-    group = t_closeness_step(frame, options, roles) or microaggregate  # t-close with sensitive=, t=
-    if columns is None:
-        cols = [c for c in frame.columns if is_numeric(frame, c, booleans=False) and c not in roles]
-        cols += [c for c in declared_categories(categorical, ordinal) if c not in cols]
-        check_columns(frame, cols)
-        if not cols:
-            raise ValueError("the DataFrame has no numeric column to anonymize; pass columns=[...]")
-    else:
-        cols = [columns] if isinstance(columns, str) else list(columns)
-        check_columns(frame, cols)
-    for c in cols:
-        if c in roles:
-            raise ValueError(f"column {c!r} is both a quasi-identifier and in {roles[c]}")
+    roles = workflow_roles(frame.columns, lambda c: is_numeric(frame, c, booleans=False), by, weights)
+    strata, weight_values = _workflow_values(frame, roles)
+    group = t_closeness_step(frame, options, roles.of) or microaggregate  # t-close with sensitive=, t=
+    cols = choose_key(frame, columns, roles.of, categorical, ordinal)
     relabel = check_bool(relabel, "relabel")
     mixed = mixed_key(frame, cols, categorical, ordinal, attribute_weights, categorical_release)
     if mixed is not None and group is not microaggregate:
@@ -132,26 +122,16 @@ def anonymize(
             stacklevel=2,
         )
         return out
-    names = list(by) if isinstance(by, (list, tuple)) else [by]
-    labels = relabel_strata(strata, res.merges).reshape(len(res.labels), len(names))
-    return replace_columns(cast("nw.DataFrame[Any]", as_frame(out, "df")), names, labels, keep_dtypes=True)
+    labels = relabel_strata(strata, res.merges).reshape(len(res.labels), len(roles.by))
+    return replace_columns(cast("nw.DataFrame[Any]", as_frame(out, "df")), roles.by, labels, keep_dtypes=True)
 
 
-def _workflow_columns(frame: Any, by: Any, weights: Any) -> Tuple[Any, Any, dict[Any, str]]:
-    """The strata labels (1-D, or 2-D for several columns) and weight values named by ``by``
-    and ``weights``, and the role ("by" or "weights") of each of those columns."""
-    roles: dict[Any, str] = {}
-    names = [] if by is None else list(by) if isinstance(by, (list, tuple)) else [by]
-    for role, wanted in (("by", names), ("weights", [] if weights is None else [weights])):
-        unknown = [str(c) for c in wanted if c not in frame.columns]
-        if unknown:
-            raise ValueError(f"{role}: unknown column(s): {', '.join(unknown)}")
-        roles.update((c, role) for c in wanted)
-    if weights is not None and not is_numeric(frame, weights, booleans=False):
-        raise TypeError(f"weights: column {weights!r} is not numeric")
-    labels = [column(frame.to_native(), c) for c in names]
+def _workflow_values(frame: "nw.DataFrame[Any]", roles: Roles) -> Tuple[Any, Any]:
+    """The strata labels (1-D, or 2-D for several columns) and the weight values of the
+    ``by`` and ``weights`` columns (see :mod:`microagg._columns`)."""
+    labels = [column(frame.to_native(), c) for c in roles.by]
     strata = None if not labels else labels[0] if len(labels) == 1 else _stack(labels)
-    return strata, (numeric_matrix(frame, [weights])[:, 0] if weights is not None else None), roles
+    return strata, (numeric_matrix(frame, [roles.weights])[:, 0] if roles.weights is not None else None)
 
 
 def _stack(labels: list[Any]) -> Any:

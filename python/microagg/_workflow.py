@@ -170,8 +170,11 @@ def _label_key(value: Any) -> Any:
     return None if _is_missing(value) else value
 
 
-def as_weights(weights: Any, n_records: int) -> npt.NDArray[np.float64]:
-    """A contiguous float64 array of ``n_records`` weights (values are checked by the core)."""
+def as_weights(weights: Any, n_records: int, *, check_values: bool = False) -> npt.NDArray[np.float64]:
+    """A contiguous float64 array of ``n_records`` weights: the one check of weights for the
+    release and the assessment. The core checks the values of a release's weights and names
+    the record; ``check_values`` checks them here (finite, non-negative, a positive sum) for
+    the measures, which run in Python."""
     arr = weights.to_numpy() if hasattr(weights, "to_numpy") else np.asarray(weights)
     if arr.dtype.kind not in "iuf":
         raise TypeError(f"weights must be real numbers, got an array of dtype {arr.dtype}")
@@ -179,7 +182,10 @@ def as_weights(weights: Any, n_records: int) -> npt.NDArray[np.float64]:
         raise ValueError(
             f"weights must be 1-D with one weight per record ({n_records}), got shape {arr.shape}"
         )
-    return np.ascontiguousarray(arr, dtype=np.float64)
+    out = np.ascontiguousarray(arr, dtype=np.float64)
+    if check_values and (not np.isfinite(out).all() or (out < 0).any() or out.sum() <= 0):
+        raise ValueError("weights must be finite, non-negative and not all zero")
+    return out
 
 
 def as_trim(trim: Any) -> Optional[float]:

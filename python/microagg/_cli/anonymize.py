@@ -22,15 +22,7 @@ from ..utility import categorical_changes
 from . import dask
 from .._workflow import relabel_strata
 from .columns import categorical_key, choose_columns, relabeled, workflow_columns
-from .common import (
-    CliError,
-    add_input_arguments,
-    add_workflow_arguments,
-    in_cli_terms,
-    run_with_progress,
-    split,
-    workflow_keywords,
-)
+from .common import CliError, add_input_arguments, add_workflow_arguments, in_cli_terms, run_with_progress, split, workflow_keywords
 from .output import check_output
 from .report import write_release_report
 from .tables import Table, check_writable, read_table, write_table

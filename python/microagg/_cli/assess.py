@@ -24,15 +24,7 @@ from .._api import METHODS, microaggregate
 from .._assessment import assess
 from .._workflow import relabel_strata
 from .columns import categorical_key, choose_columns, workflow_columns
-from .common import (
-    CliError,
-    add_input_arguments,
-    add_workflow_arguments,
-    in_cli_terms,
-    run_with_progress,
-    split,
-    workflow_keywords,
-)
+from .common import CliError, add_input_arguments, add_workflow_arguments, in_cli_terms, run_with_progress, split, workflow_keywords
 from .output import check_output, write_file
 from .tables import CsvTable, Table, read_table, write_table
 

@@ -8,9 +8,13 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._columns import Terms, check_key, workflow_roles
 from .._workflow import relabel_strata
 from .common import CliError, split
 from .tables import Table
+
+TERMS = Terms("the file", flags=True)
+"""The roles' messages in the command line's terms (its flags, quoted column names)."""
 
 
 def choose_columns(
@@ -37,12 +41,13 @@ def choose_columns(
             raise CliError("no numeric column found; name them with --columns")
     else:
         cols = {}
-        for c in (c.strip() for c in wanted.split(",") if c.strip()):
-            if c not in header:
-                raise CliError(f"unknown column {c!r}; columns are: {', '.join(header)}")
+        names = split(wanted)
+        try:
+            check_key(header, names, {header[j]: option for j, option in reserved.items()}, TERMS)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        for c in names:
             j = header.index(c)
-            if j in reserved:
-                raise CliError(f"column {c!r} is both a quasi-identifier (--columns) and in {reserved[j]}")
             values = table.numeric(j)
             if values is None:
                 _refuse_mostly_numeric(table, j)
@@ -81,10 +86,11 @@ def categorical_key(
     column that is numeric but for a few codes stays an error (declare the codes, or name it
     in ``--categorical``)."""
     header = table.names
-    for flag, names in (("--categorical", categorical), ("--ordinal", list(ordinal))):
+    for role, names in (("categorical", categorical), ("ordinal", list(ordinal))):
+        flag = TERMS.option(role)
         for c in names:
             if c not in header:
-                raise CliError(f"{flag}: unknown column {c!r}; columns are: {', '.join(header)}")
+                raise CliError(str(TERMS.unknown(role, [c], header)))
             if header.index(c) in reserved:
                 raise CliError(f"column {c!r} is both a quasi-identifier ({flag}) and in {reserved[header.index(c)]}")
     kinds = {header.index(c): "nominal" for c in categorical}
@@ -103,23 +109,23 @@ def workflow_columns(
     """The strata labels (the values of the ``--by`` columns), the ``--weights`` values, and
     the option naming each of those columns."""
     header = table.names
-    reserved: dict[int, str] = {}
-    names = split(by)
-    for option, wanted in (("--by", names), ("--weights", [weights] if weights is not None else [])):
-        for c in wanted:
-            if c not in header:
-                raise CliError(f"{option}: unknown column {c!r}; columns are: {', '.join(header)}")
-            reserved[header.index(c)] = option
+    parsed: dict[str, Optional[np.ndarray]] = {}
+
+    def numeric(name: str) -> bool:
+        parsed[name] = table.numeric(header.index(name))
+        return parsed[name] is not None
+
+    try:
+        roles = workflow_roles(header, numeric, split(by), weights, TERMS)
+    except (ValueError, TypeError) as exc:
+        raise CliError(str(exc)) from None
+    reserved = {header.index(c): option for c, option in roles.of.items()}
+    names = roles.by
     strata = None
     if names:
         labels = [table.labels(header.index(c)) for c in names]
         strata = labels[0] if len(labels) == 1 else np.column_stack(labels)
-    w = None
-    if weights is not None:
-        w = table.numeric(header.index(weights))
-        if w is None:
-            raise CliError(f"--weights: column {weights!r} is not numeric")
-    return strata, w, reserved
+    return strata, parsed.get(weights) if weights is not None else None, reserved
 
 
 def relabeled(table: Table, strata: Any, merges: Any, by: list[str]) -> Table:

@@ -45,35 +45,18 @@ def add_workflow_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-standardize", action="store_true", help="do not z-score the columns first")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="method parameter")
     parser.add_argument("--by", metavar="COL[,COL...]", help="strata columns: no group mixes strata (any text)")
-    parser.add_argument(
-        "--small-strata",
-        choices=_core.SMALL_STRATA,
-        default="error",
-        help="a stratum below k records is an error (default) or merged into the nearest stratum",
-    )
+    parser.add_argument("--small-strata", choices=_core.SMALL_STRATA, default="error",
+                        help="a stratum below k records is an error (default) or merged into the nearest stratum")
     parser.add_argument("--weights", metavar="COL", help="sampling-weight column (weighted group values and IL)")
-    parser.add_argument(
-        "--aggregation",
-        choices=_core.AGGREGATIONS,
-        default="mean",
-        help="what a group releases (default: mean)",
-    )
+    parser.add_argument("--aggregation", choices=_core.AGGREGATIONS, default="mean",
+                        help="what a group releases (default: mean)")
     parser.add_argument("--trim", type=float, default=None,
                         help="share cut from each end by --aggregation trim (default 0.1)")
-    parser.add_argument(
-        "--missing",
-        choices=_core.MISSING_MODES,
-        default="error",
-        help="empty/NA/nan/--na-values cells: refuse (default), or group on completed values and "
-        "write the group's value (fill) or leave them missing (keep)",
-    )
-    parser.add_argument(
-        "--max-part",
-        type=int,
-        default=None,
-        metavar="N",
-        help="cut into parts of at most N records (Mondrian-V), then run the method on each part",
-    )
+    parser.add_argument("--missing", choices=_core.MISSING_MODES, default="error",
+                        help="empty/NA/nan/--na-values cells: refuse (default), or group on completed values and "
+                        "write the group's value (fill) or leave them missing (keep)")
+    parser.add_argument("--max-part", type=int, default=None, metavar="N",
+                        help="cut into parts of at most N records (Mondrian-V), then run the method on each part")
 
 
 def workflow_keywords(args: argparse.Namespace, strata: Any, weights: Any) -> dict[str, Any]:

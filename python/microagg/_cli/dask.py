@@ -50,10 +50,6 @@ def check_local(args: argparse.Namespace) -> None:
         raise CliError("--scheduler needs --engine dask")
 
 
-def _names(text: Optional[str]) -> Optional[list[str]]:
-    return None if text is None else [c.strip() for c in text.split(",") if c.strip()]
-
-
 @contextlib.contextmanager
 def _client(address: Optional[str], verbose: bool) -> Iterator[Any]:
     """A client of the scheduler at ``address``, or of a new LocalCluster; Dask's log lines
@@ -135,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     """Anonymizes the Parquet data ``args.input`` with :func:`microagg.dask.anonymize` and
     writes a Parquet directory (atomically: a temporary directory beside it, then renamed);
     prints what the local engine prints (records, columns, groups, information loss)."""
-    from .common import CliError, in_cli_terms, parse_param
+    from .common import CliError, in_cli_terms, parse_param, split
 
     try:
         import dask
@@ -166,13 +162,13 @@ def run(args: argparse.Namespace) -> int:
             ddf = dd.read_parquet(src, split_row_groups="adaptive", blocksize=PARTITION_BYTES)
         except Exception as exc:  # pyarrow's errors for files that are not Parquet vary
             raise CliError(f"cannot read {src} as Parquet: {exc}") from None
-        columns = _names(args.columns)
+        columns = None if args.columns is None else split(args.columns)
         mixed = _mixed_options(args)
         text = [c for c in columns or [] if c in ddf.columns and ddf[c].dtype.kind not in "iufb"]
         summarize = not mixed and not text  # the summary covers numeric keys
         with in_cli_terms(None):
             result = mdask.anonymize(
-                ddf, args.k, columns, args.method, by=_names(args.by), max_part=max_part,
+                ddf, args.k, columns, args.method, by=split(args.by), max_part=max_part,
                 small_strata=getattr(args, "small_strata", None) or "error",
                 standardize=not args.no_standardize, n_jobs=args.jobs, summary=summarize, **mixed, **params,
             )
@@ -208,10 +204,11 @@ def _mixed_options(args: argparse.Namespace) -> dict[str, Any]:
     """The mixed-key flags of ``anonymize`` as :func:`microagg.dask.anonymize`'s keywords
     (only those given)."""
     from .._mixed.flags import parse_attribute_weight, parse_ordinal
+    from .common import split
 
     options: dict[str, Any] = {}
     if args.categorical:
-        options["categorical"] = _names(args.categorical)
+        options["categorical"] = split(args.categorical)
     if args.ordinal:
         options["ordinal"] = dict(parse_ordinal(t) for t in args.ordinal)
     if args.attribute_weight:

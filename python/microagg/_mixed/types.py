@@ -121,37 +121,48 @@ def check_levels(name: Any, levels: Any) -> tuple[Any, ...]:
     return out
 
 
+def column_kind(name: Any, dtype: Any, categorical: Sequence[Any], ordinal: Mapping[Any, Any]) -> str:
+    """The kind of key column ``name`` of narwhals dtype ``dtype`` (see the module doc), for
+    in-memory frames and Dask frames alike. ``TypeError`` for a column that is neither
+    numeric nor categorical (dates, times) unless ``categorical`` names it."""
+    import narwhals.stable.v2 as nw
+
+    if name in ordinal or (isinstance(dtype, nw.Enum) and name not in categorical):
+        return ORDINAL
+    if dtype.is_numeric() and name not in categorical:
+        return NUMERIC
+    if name in categorical or dtype in (nw.String, nw.Categorical, nw.Boolean, nw.Object):
+        return NOMINAL
+    raise not_categorical(name, dtype)
+
+
 def frame_key(
     frame: Any,
     columns: Sequence[Any],
     categorical: Sequence[Any],
     ordinal: Mapping[Any, Sequence[Any]],
 ) -> list[KeyColumn]:
-    """The key columns of a narwhals frame with their kinds (see the module doc)."""
+    """The key columns of a narwhals frame with their kinds (:func:`column_kind`)."""
     import narwhals.stable.v2 as nw
 
     out = []
     for c in columns:
         series = frame.get_column(c)
         dtype = series.dtype
-        null = series.is_null().to_numpy().astype(bool)
-        if dtype.is_numeric() and c not in categorical and c not in ordinal:
-            values = series.cast(nw.Float64).to_numpy()
-            out.append(KeyColumn(c, NUMERIC, values))
+        kind = column_kind(c, dtype, categorical, ordinal)
+        if kind == NUMERIC:
+            out.append(KeyColumn(c, NUMERIC, series.cast(nw.Float64).to_numpy()))
             continue
         # Nulls are dropped before reading: an Arrow dictionary reads a null as a level.
+        null = series.is_null().to_numpy().astype(bool)
         observed = np.asarray(series.filter(~series.is_null()).to_numpy())
         values = np.empty(len(series), dtype=observed.dtype)
         values[~null] = observed
         missing = null | np.isnan(values) if dtype.is_float() else null
-        if c in ordinal:
-            out.append(ordinal_column(c, values, missing, ordinal[c]))
-        elif isinstance(dtype, nw.Enum) and c not in categorical:
-            out.append(ordinal_column(c, values, missing, list(dtype.categories)))
-        elif c in categorical or dtype in (nw.String, nw.Categorical, nw.Boolean, nw.Object, nw.Enum):
-            out.append(nominal_column(c, values, missing))
+        if kind == ORDINAL:
+            out.append(ordinal_column(c, values, missing, ordinal[c] if c in ordinal else list(dtype.categories)))
         else:
-            raise not_categorical(c, dtype)
+            out.append(nominal_column(c, values, missing))
     return out
 
 

@@ -14,13 +14,8 @@ from typing import Any, Optional
 import numpy as np
 import numpy.typing as npt
 
-from ._api import microaggregate
-
-AGGREGATIONS = ("mean", "median", "trim", "onestep")
-"""Names accepted by ``aggregation=`` (docs/workflow.md#aggregation, sdcMicro's names)."""
-
-MISSING = ("error", "fill", "keep")
-"""Names accepted by ``missing=`` (docs/workflow.md#missing-values)."""
+from .. import _core
+from .._api import microaggregate
 
 
 def workflow_options(*, weights: bool, aggregation: str, missing: str) -> dict[str, Any]:
@@ -28,10 +23,9 @@ def workflow_options(*, weights: bool, aggregation: str, missing: str) -> dict[s
     arguments for :func:`microagg.microaggregate` (``weights`` only says whether there are
     weights: they are per-part data). Raises ``ValueError`` naming the argument for an
     unknown name, before any task runs."""
-    if aggregation not in AGGREGATIONS:
-        raise ValueError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, got {aggregation!r}")
-    if missing not in MISSING:
-        raise ValueError(f"missing must be one of {', '.join(MISSING)}, got {missing!r}")
+    for name, value, allowed in (("aggregation", aggregation, _core.AGGREGATIONS), ("missing", missing, _core.MISSING_MODES)):
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
     options: dict[str, Any] = {}
     if aggregation != "mean":
         options["aggregation"] = aggregation

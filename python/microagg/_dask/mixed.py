@@ -1,5 +1,5 @@
 """Mixed keys on the Dask engine: the embedding is added to every partition as numeric
-columns, in the whole file's units, and the numeric engine (:mod:`microagg.dask`) cuts and
+columns, in the whole file's units, and the numeric engine (:mod:`microagg._dask.engine`) cuts and
 groups them; every group lies in one output partition, where its categories are released
 as locally (mode, median level or medoid). Two passes come first: the levels of every
 nominal column and the standard deviations of the numeric columns and ordinal ranks; with
@@ -17,15 +17,15 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from .embedding import embed
-from .release import medoid_rows, weighted_median, weighted_mode
-from .types import (
+from .._mixed.embedding import embed
+from .._mixed.release import medoid_rows, weighted_median, weighted_mode
+from .._mixed.types import (
     NOMINAL,
     NUMERIC,
     ORDINAL,
     KeyColumn,
+    column_kind,
     missing_cells,
-    not_categorical,
     ordinal_column,
     sorted_levels,
 )
@@ -71,20 +71,12 @@ def key_columns(frame: pd.DataFrame, spec: MixedSpec) -> list[KeyColumn]:
 
 
 def kinds_of(meta: pd.DataFrame, names: Sequence[Any], categorical: Sequence[Any], ordinal: dict[Any, Any]) -> dict[Any, str]:
-    """Each key column's kind from the frame's dtypes (as :mod:`.types` decides for frames)."""
-    kinds = {}
-    for c in names:
-        dtype = meta[c].dtype
-        ordered = isinstance(dtype, pd.CategoricalDtype) and bool(dtype.ordered)
-        if c in ordinal or (ordered and c not in categorical):
-            kinds[c] = ORDINAL
-        elif c in categorical or dtype.kind not in "iufmM":
-            kinds[c] = NOMINAL
-        elif dtype.kind in "mM":
-            raise not_categorical(c, dtype)
-        else:
-            kinds[c] = NUMERIC
-    return kinds
+    """Each key column's kind from the frame's dtypes, as for in-memory frames
+    (:func:`microagg._mixed.types.column_kind`)."""
+    import narwhals.stable.v2 as nw
+
+    schema = nw.from_native(meta, eager_only=True).schema
+    return {c: column_kind(c, schema[c], categorical, ordinal) for c in names}
 
 
 def measure(ddf: Any, spec: MixedSpec) -> MixedSpec:
@@ -232,14 +224,15 @@ def anonymize_mixed(
     ordinal: dict[Any, tuple[Any, ...]],
     attribute_weights: Any,
     categorical_release: str,
-    by: Any,
+    by: list[Any],
     weights: Any,
     missing: str,
     group_column: Any,
     **options: Any,
 ) -> Any:
-    """``microagg.dask.anonymize`` of a mixed key (``engine`` is the numeric engine)."""
-    from .workflow import CATEGORICAL_RELEASES, check_attribute_weights
+    """``microagg.dask.anonymize`` of a mixed key (``engine`` is the numeric engine; ``by``
+    the strata columns, resolved by :mod:`microagg._columns`)."""
+    from .._mixed.workflow import CATEGORICAL_RELEASES, check_attribute_weights
 
     if categorical_release not in CATEGORICAL_RELEASES:
         raise ValueError(f"categorical_release must be 'mode' or 'medoid', got {categorical_release!r}")
@@ -259,11 +252,10 @@ def anonymize_mixed(
     # so the rows come grouped by part, not in input order.
     grouped = engine(embedded, k, spec.embedded, method, by=by, weights=weights, missing=missing,
                      standardize=False, group_column=_GROUP, keep_order=False, **options)
-    by_cols = [] if by is None else [by] if isinstance(by, str) or not isinstance(by, (list, tuple)) else list(by)
-    fallback = fallbacks(ddf, spec, by_cols, weights) if missing != "error" else None
+    fallback = fallbacks(ddf, spec, by, weights) if missing != "error" else None
     out_meta = meta.astype({c: np.float64 for c in names if kinds[c] == NUMERIC})
     if group_column is not None:
         out_meta = out_meta.assign(**{group_column: np.zeros(0, np.int64)})
     return grouped.map_partitions(
-        release_partition, spec, by_cols, weights, medoid, missing, fallback, group_column, meta=out_meta
+        release_partition, spec, by, weights, medoid, missing, fallback, group_column, meta=out_meta
     )

@@ -24,9 +24,6 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-SMALL_STRATA = ("error", "merge")
-"""Names accepted by ``small_strata=`` (docs/workflow.md#small-and-merged-strata)."""
-
 Float = npt.NDArray[np.float64]
 
 
