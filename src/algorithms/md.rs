@@ -283,7 +283,7 @@ pub fn md<T: Float>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::test_shapes::shaped;
+    use crate::algorithms::test_shapes::{cases, small_integers};
     use crate::dataset::Scaling;
     use ndarray::Array2;
     use proptest::prelude::*;
@@ -291,10 +291,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
-        fn valid_groups(values in prop::collection::vec(-9i8..9, 2..300), k in 1usize..6, d in 1usize..4) {
-            let n = values.len() / d;
-            prop_assume!(n >= k);
-            let x = Array2::from_shape_fn((n, d), |(i, j)| values[i * d + j] as f64);
+        fn valid_groups((x, k) in small_integers(-9..9, 300, 6, 4)) {
             let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
             md(&ws, k, IndexChoice::Auto, &Progress::new()).check(k, None).unwrap();
         }
@@ -319,13 +316,11 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(32))]
         /// The index gives the scans' partition bit for bit, f32 and f64.
         #[test]
-        fn spatial_index_gives_the_scan_partition(
-            n in 1usize..1500, d in 1usize..9, k in 1usize..11, shape in 0u8..4, seed: u64,
-        ) {
-            let x = shaped(n.max(k), d, shape, seed);
+        fn spatial_index_gives_the_scan_partition(c in cases(1500, 9, 1, 4)) {
+            let x = c.data();
             let [on, off] = [IndexChoice::On, IndexChoice::Off];
-            prop_assert_eq!(labels_of::<f64>(&x, k, on), labels_of::<f64>(&x, k, off));
-            prop_assert_eq!(labels_of::<f32>(&x, k, on), labels_of::<f32>(&x, k, off));
+            prop_assert_eq!(labels_of::<f64>(&x, c.k, on), labels_of::<f64>(&x, c.k, off));
+            prop_assert_eq!(labels_of::<f32>(&x, c.k, on), labels_of::<f32>(&x, c.k, off));
         }
     }
 }

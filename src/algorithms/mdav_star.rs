@@ -204,7 +204,7 @@ pub fn mdav_star<T: Float>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::test_shapes::shaped;
+    use crate::algorithms::test_shapes::{cases, small_integers};
     use crate::dataset::Scaling;
     use ndarray::Array2;
     use proptest::prelude::*;
@@ -228,10 +228,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
-        fn invariants(values in prop::collection::vec(-20i8..20, 2..300), k in 1usize..7, d in 1usize..4) {
-            let n = values.len() / d;
-            prop_assume!(n >= k);
-            let x = Array2::from_shape_fn((n, d), |(i, j)| values[i * d + j] as f64);
+        fn invariants((x, k) in small_integers(-20..20, 300, 7, 4)) {
             run(&x, k, false).check(k, None).unwrap();
             run(&x, k, true).check(k, Some((2 * k - 1).max(k))).unwrap();
         }
@@ -264,24 +261,15 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(32))]
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// The k-d tree (up to 8 attributes) and the compact copy's scans give the exact
+        /// scans' partition: MDAV* and MDAV*+, f32 and f64, ties included.
         #[test]
-        fn spatial_index_gives_the_scan_partition(
-            n in 1usize..3000, d in 1usize..9, k in 1usize..11, shape in 0u8..4, seed: u64,
-        ) {
-            index_equals_scan(&shaped(n.max(k), d, shape, seed), k);
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(32))]
-        /// The compact copy's scans give the exact scans' partition: MDAV* and MDAV*+, f32 and
-        /// f64, ties included.
-        #[test]
-        fn compact_scan_gives_the_scan_partition(
-            n in 1usize..3000, d in 1usize..21, k in 1usize..11, shape in 0u8..4, seed: u64,
-        ) {
-            let x = shaped(n.max(k), d, shape, seed);
+        fn accelerated_paths_give_the_scan_partition(c in cases(3000, 21, 1, 4)) {
+            let (x, k) = (c.data(), c.k);
+            if c.d < 9 {
+                index_equals_scan(&x, k);
+            }
             let [on, off] = [IndexChoice::On, IndexChoice::Off];
             for plus in [false, true] {
                 prop_assert_eq!(labels_with::<f64>(&x, k, plus, off, on), labels_with::<f64>(&x, k, plus, off, off));

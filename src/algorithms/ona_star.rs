@@ -123,20 +123,15 @@ fn split_large(c: &mut Clustering<'_>, receivers: &[usize], k: usize) {
 mod tests {
     use super::*;
     use crate::algorithms::mdav_star::mdav_star;
+    use crate::algorithms::test_shapes::small_integers;
     use crate::dataset::Scaling;
     use crate::workflow::evaluation::Evaluation;
-    use ndarray::Array2;
     use proptest::prelude::*;
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         #[test]
-        fn valid_and_never_worse_than_mdav_star(
-            values in prop::collection::vec(-9i8..9, 4..240), k in 1usize..6, d in 1usize..4,
-        ) {
-            let n = values.len() / d;
-            prop_assume!(n >= k);
-            let x = Array2::from_shape_fn((n, d), |(i, j)| values[i * d + j] as f64);
+        fn valid_and_never_worse_than_mdav_star((x, k) in small_integers(-9..9, 240, 6, 4)) {
             let s = Scaling::fit(x.view(), true);
             let ws = WorkingSet::<f64>::new(x.view(), &s).unwrap();
             let p = ona_star(ws.clone(), k, 30, Exec::SEQUENTIAL, &Progress::new());

@@ -222,7 +222,7 @@ pub fn mdav<T: Float>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::test_shapes::shaped;
+    use crate::algorithms::test_shapes::{cases, shaped};
     use crate::dataset::Scaling;
     use ndarray::{Array2, array};
     use proptest::prelude::*;
@@ -316,17 +316,6 @@ mod tests {
         }
     }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(48))]
-        #[test]
-        fn spatial_index_gives_the_scan_partition(
-            n in 1usize..3000, d in 1usize..9, k in 2usize..11, shape in 0u8..4, seed: u64,
-        ) {
-            let x = shaped(n.max(k), d, shape, seed);
-            index_equals_scan(&x, k);
-        }
-    }
-
     /// The compact copy gives the exact scans' partition bit for bit, f32 and f64.
     fn compact_equals_scan(x: &Array2<f64>, k: usize) {
         let on = MdavOptions { compact_scan: IndexChoice::On, ..MdavOptions::DEFAULT_SCAN };
@@ -338,24 +327,21 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         #[test]
-        fn compact_scan_gives_the_scan_partition(
-            n in 1usize..3000, d in 1usize..21, k in 2usize..11, shape in 0u8..4, seed: u64,
-        ) {
-            compact_equals_scan(&shaped(n.max(k), d, shape, seed), k);
+        fn spatial_index_gives_the_scan_partition(c in cases(3000, 9, 2, 4)) {
+            index_equals_scan(&c.data(), c.k);
         }
-    }
 
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn compact_scan_gives_the_scan_partition(c in cases(3000, 21, 2, 4)) {
+            compact_equals_scan(&c.data(), c.k);
+        }
+
         /// Speculation (the next round's group prepared in the pass of Q's group) needs the
         /// norm order; without norm pruning every round makes its own passes. Same labels,
         /// ties included, with and without the compact copy.
         #[test]
-        fn speculation_gives_the_round_by_round_partition(
-            n in 1usize..3000, d in 1usize..16, k in 2usize..11, shape in 0u8..4, seed: u64,
-            compact: bool,
-        ) {
-            let x = shaped(n.max(k), d, shape, seed);
+        fn speculation_gives_the_round_by_round_partition(c in cases(3000, 16, 2, 4), compact: bool) {
+            let (x, k) = (c.data(), c.k);
             let compact_scan = if compact { IndexChoice::On } else { IndexChoice::Off };
             let on = MdavOptions { compact_scan, ..MdavOptions::DEFAULT_SCAN };
             let off = MdavOptions { norm_pruning: false, ..on };

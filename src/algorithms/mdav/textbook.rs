@@ -76,7 +76,7 @@ pub(crate) fn textbook_mdav(x: &[Vec<f64>], k: usize) -> Vec<u32> {
 mod tests {
     use super::textbook_mdav;
     use crate::algorithms::mdav::{MdavOptions, mdav};
-    use crate::algorithms::test_shapes::shaped;
+    use crate::algorithms::test_shapes::{cases, shaped};
     use crate::dataset::{Scaling, WorkingSet};
     use crate::float::Float;
     use crate::index::IndexChoice;
@@ -136,10 +136,8 @@ mod tests {
         /// Every exact mode, in float64, one and two threads, gives the textbook partition on
         /// continuous data (no distance ties), Gaussian, log-normal and clustered.
         #[test]
-        fn every_exact_mode_gives_the_textbook_partition(
-            n in 1usize..1500, d in 1usize..21, k in 2usize..11, shape in 0u8..3, seed: u64,
-        ) {
-            let x = shaped(n.max(k), d, shape, seed);
+        fn every_exact_mode_gives_the_textbook_partition(c in cases(1500, 21, 2, 3)) {
+            let (x, k) = (c.data(), c.k);
             let want = textbook_mdav(&rows(&x), k);
             for opts in exact_modes() {
                 prop_assert_eq!(&engine::<f64>(&x, k, opts, 1), &want, "{:?}", opts);
