@@ -4,9 +4,9 @@
 
 use crate::algorithms::cbfs::cbfs;
 use crate::algorithms::md::md;
-use crate::algorithms::mdav::mdav;
+use crate::algorithms::mdav::{MdavOptions, mdav};
 use crate::algorithms::mdav_star::mdav_star;
-use crate::algorithms::mhm::{cbfs_path, md_path, mdav_path, mhm_on_order, npn_path, univariate};
+use crate::algorithms::mhm::{grouping_path, md_path, mhm_on_order, npn_path, univariate};
 use crate::algorithms::mona::mona;
 use crate::algorithms::mondrian::mondrian;
 use crate::algorithms::ona::{OnaOptions, ona};
@@ -254,11 +254,14 @@ fn on_working_set<T: Float>(
             let order = match path {
                 Path::Npn => npn_path(&ws, progress),
                 Path::Md => md_path(&ws, k, progress),
-                Path::Cbfs => cbfs_path(&ws, k, exec, progress),
+                Path::Cbfs => grouping_path(&ws, &cbfs(ws.clone(), k, exec, progress)),
             };
             mhm_on_order(&ws, &order, k)
         }
-        Method::MdavMhm => mhm_on_order(&ws, &mdav_path(&ws, k, exec, progress), k),
+        Method::MdavMhm => {
+            let grouping = mdav(ws.clone(), k, MdavOptions::default(), exec, progress);
+            mhm_on_order(&ws, &grouping_path(&ws, &grouping), k)
+        }
         Method::MdavStar { plus, accelerators } => {
             mdav_star(ws, k, plus, accelerators, exec, progress)
         }

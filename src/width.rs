@@ -35,23 +35,14 @@ impl Width for Runtime {
 /// attributes, [`Runtime`] otherwise.
 macro_rules! with_width {
     ($d:expr, |$w:ident| $body:expr) => {
+        $crate::width::with_width!(@fixed $d, $w, $body, 1, 2, 3, 4)
+    };
+    (@fixed $d:expr, $w:ident, $body:expr, $($n:literal),*) => {
         match $d {
-            1 => {
-                let $w = $crate::width::Fixed::<1>;
+            $($n => {
+                let $w = $crate::width::Fixed::<$n>;
                 $body
-            }
-            2 => {
-                let $w = $crate::width::Fixed::<2>;
-                $body
-            }
-            3 => {
-                let $w = $crate::width::Fixed::<3>;
-                $body
-            }
-            4 => {
-                let $w = $crate::width::Fixed::<4>;
-                $body
-            }
+            })*
             d => {
                 let $w = $crate::width::Runtime(d);
                 $body

@@ -13,13 +13,10 @@
 //! Any fixed-size partition whose groups are consecutive in the order is one of the paths,
 //! so `x-mhm` never has a larger SSE than `x` (x = md, mdav, cbfs) on the same data.
 
-use super::cbfs::cbfs;
 use super::md::md_groups;
-use super::mdav::{MdavOptions, mdav};
 use crate::dataset::WorkingSet;
 use crate::float::Float;
 use crate::index::IndexChoice;
-use crate::parallel::Exec;
 use crate::partition::Partition;
 use crate::progress::Progress;
 
@@ -177,27 +174,10 @@ pub fn group_path<T: Float>(ws: &WorkingSet<T>, groups: &[Vec<u32>], first: u32)
     order
 }
 
-/// The MDAV path of §4.2.3: MDAV's groups, the first one led by its seed (the member
-/// farthest from the data's centroid). The grouping is counted in `progress`.
-pub fn mdav_path<T: Float>(
-    ws: &WorkingSet<T>,
-    k: usize,
-    exec: Exec,
-    progress: &Progress,
-) -> Vec<u32> {
-    let groups = groups_of(&mdav(ws.clone(), k, MdavOptions::default(), exec, progress));
-    path_from_centroid_seed(ws, &groups)
-}
-
-/// The CBFS path (as the MDAV path, with CBFS's groups, counted in `progress`).
-pub fn cbfs_path<T: Float>(
-    ws: &WorkingSet<T>,
-    k: usize,
-    exec: Exec,
-    progress: &Progress,
-) -> Vec<u32> {
-    let groups = groups_of(&cbfs(ws.clone(), k, exec, progress));
-    path_from_centroid_seed(ws, &groups)
+/// The MDAV and CBFS paths of §4.2.3: the groups of `grouping` (MDAV's or CBFS's), the
+/// first one led by its seed (the member farthest from the data's centroid).
+pub fn grouping_path<T: Float>(ws: &WorkingSet<T>, grouping: &Partition) -> Vec<u32> {
+    path_from_centroid_seed(ws, &groups_of(grouping))
 }
 
 /// The MD path of §4.2.2: MD's groups (counted in `progress`), the first one led by its
@@ -241,7 +221,9 @@ pub fn npn_path<T: Float>(ws: &WorkingSet<T>, progress: &Progress) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algorithms::mdav::{MdavOptions, mdav};
     use crate::dataset::Scaling;
+    use crate::parallel::Exec;
     use crate::workflow::evaluation::Evaluation;
     use ndarray::Array2;
     use proptest::prelude::*;
@@ -291,10 +273,9 @@ mod tests {
             let x = Array2::from_shape_fn((n, d), |(i, j)| values[i * d + j] as f64 / 7.0);
             let w = ws(&x);
             let s = Scaling::fit(x.view(), false);
-            let order = mdav_path(&w, k, Exec::SEQUENTIAL, &Progress::new());
-            let combined = mhm_on_order(&w, &order, k);
-            combined.check(k, Some(2 * k - 1)).unwrap();
             let base = mdav(w.clone(), k, MdavOptions::default(), Exec::SEQUENTIAL, &Progress::new());
+            let combined = mhm_on_order(&w, &grouping_path(&w, &base), k);
+            combined.check(k, Some(2 * k - 1)).unwrap();
             let sse = |p: &Partition| Evaluation::new(x.view(), p, &s).unwrap().sse;
             prop_assert!(sse(&combined) <= sse(&base) * (1.0 + 1e-12) + 1e-9);
         }
