@@ -45,6 +45,7 @@ mod prefetch;
 pub mod progress;
 pub mod rng;
 pub mod tcloseness;
+pub mod tcloseness_workflow;
 mod width;
 pub mod workflow;
 
