@@ -120,6 +120,8 @@ def test_bad_inputs_are_clear_errors() -> None:
         ma.t_close_microaggregate(X, 2, sensitive=[0, 1, 0, 1, 0, 1], t=0.5, kinds="ordinal")
     with pytest.raises(ValueError, match="3 values for 6"):
         ma.t_close_microaggregate(X, 2, sensitive=[0, 1, 0], t=0.5)
+    with pytest.raises(TypeError, match="dtype does not apply"):
+        ma.t_close_microaggregate(X, 2, sensitive=[0, 1, 0, 1, 0, 1], t=0.5, dtype="float32")
     with pytest.raises(TypeError, match="t must be"):
         ma.t_close_microaggregate(X, 2, sensitive=[0, 1, 0, 1, 0, 1], t="0.5")
 

@@ -127,6 +127,8 @@ def t_close_microaggregate(
         (whatever ``missing`` says: it is about the keys), a stratum farther than ``t`` from
         the file, or any error of ``microaggregate``.
     """
+    if "dtype" in method_params:
+        raise TypeError("dtype does not apply to t-closeness: it works in float64")
     run = prepare_run(
         X, k, method, dtype="float64", standardize=standardize, n_jobs=n_jobs, seed=seed, progress=progress,
         by=by, small_strata=small_strata, weights=weights, aggregation=aggregation, trim=trim, missing=missing,
