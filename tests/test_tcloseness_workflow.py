@@ -194,3 +194,12 @@ def test_anonymize_takes_max_part_and_missing_with_t_closeness(adult_frame: pd.D
     out = ma.anonymize(df, 5, columns=KEY, ordinal={"education": EDUCATION}, sensitive=list(SENSITIVE),
                        t=0.2, missing="fill", max_part=300)
     check_release(df, out, 5, 0.2)
+
+
+def test_the_dask_engine_refuses_t_closeness() -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    import microagg.dask
+
+    frame = pd.DataFrame({"a": np.arange(40.0), "b": np.arange(40.0) % 7, "s": np.arange(40) % 2})
+    with pytest.raises(ValueError, match="not available with the Dask engine"):
+        microagg.dask.anonymize(dd.from_pandas(frame, npartitions=2), 3, columns=["a", "b"], sensitive="s", t=0.2)
