@@ -20,7 +20,9 @@ EDUCATION = [
     "Assoc-voc", "Assoc-acdm", "Bachelors", "Masters", "Prof-school", "Doctorate",
 ]
 KEY = ["age", "hours-per-week", "sex", "race", "education"]
-SENSITIVE = {"income": False, "capital-gain": True}  # nominal, numerical (ties: mostly 0)
+# Confidential attributes and whether their EMD is ordered: income nominal; capital-gain
+# (ties: mostly 0) and education-num (16 levels, ordinal) ordered.
+SENSITIVE = {"income": False, "capital-gain": True, "education-num": True}
 
 
 @pytest.fixture(scope="module")
