@@ -45,8 +45,8 @@ class TCloseResult(MicroaggregationResult):
     t_method : str
         The algorithm asked for ("auto", "merge", "k-first" or "t-first").
     chosen : tuple of str
-        The algorithm that built the classes of each stratum (one entry without strata):
-        ``t_method``, or the one "auto" chose (least SSE).
+        The algorithm that built the classes of each stratum (one entry without strata; with
+        ``max_part``, of each part grouped): ``t_method``, or the one "auto" chose (least SSE).
     max_emd : dict of str to float
         The largest EMD of a class, per confidential attribute.
     """
