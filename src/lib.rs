@@ -23,7 +23,8 @@
 //! [`method`] (the catalogue), [`workflow`] (strata, parts, weights, aggregation: docs/workflow.md,
 //! docs/scaling.md#partitioned-runs), [`missing`] and [`workflow::completion`] (missing values), [`dense`] (small d × d
 //! solves), [`index`] and [`assess`] (nearest-neighbour indexes, record linkage: docs/assessment.md#risk),
-//! [`microaggregate()`] (the entry point).
+//! [`microaggregate()`] (the entry point), [`tcloseness`] and [`tcloseness_workflow`] (t-closeness
+//! of confidential attributes, docs/workflow.md#t-closeness-of-confidential-attributes).
 
 pub mod algorithms;
 pub mod assess;
@@ -45,6 +46,7 @@ mod prefetch;
 pub mod progress;
 pub mod rng;
 pub mod tcloseness;
+pub mod tcloseness_workflow;
 mod width;
 pub mod workflow;
 

@@ -24,7 +24,7 @@ use crate::progress::Progress;
 use crate::workflow::completion;
 use crate::workflow::evaluation::Evaluation;
 use crate::workflow::jobs::group_parts;
-use crate::workflow::parts::{cut_into_parts, shared_scale};
+use crate::workflow::parts::cut_into_parts;
 use crate::workflow::strata;
 use crate::workflow::weights::validate_weights;
 use crate::workflow::{Merge, Workflow};
@@ -100,10 +100,7 @@ pub fn microaggregate_with<S: Float, T: Float>(
     workflow: &Workflow,
     progress: &Progress,
 ) -> Result<Outcome> {
-    let has_missing = match options.missing {
-        Missing::Error => validate(x).map(|_| false)?,
-        Missing::Fill | Missing::Keep => validate_missing(x)?,
-    };
+    let has_missing = options.missing.check(x)?;
     validate_k(k, x.nrows())?;
     if let Some(w) = &workflow.weights {
         validate_weights(w, x.nrows())?;
@@ -114,22 +111,8 @@ pub fn microaggregate_with<S: Float, T: Float>(
             reason: format!("method 'univariate' needs exactly one attribute, got {}", x.ncols()),
         });
     }
-    if let Some(m) = workflow.max_part
-        && m < 2 * k
-    {
-        return Err(Error::InvalidParameter {
-            name: "max_part".into(),
-            reason: format!("must be at least 2k = {} (each half of a cut has k), got {m}", 2 * k),
-        });
-    }
-    let scaling = match (&workflow.scale, workflow.max_part) {
-        (Some(scale), _) => Scaling::with_scale(x, scale)?,
-        (None, None) => Scaling::fit(x, options.standardize),
-        (None, Some(_)) => {
-            let fitted = Scaling::fit(x, options.standardize);
-            Scaling { scale: fitted.scale.iter().map(|&s| shared_scale(s)).collect(), ..fitted }
-        }
-    };
+    workflow.check_max_part(k)?;
+    let scaling = workflow.scaling(x, options.standardize)?;
     // Grouping sees the completed coordinates; the release and IL, the observed cells.
     let completed = if has_missing { Some(completion::complete(x)?) } else { None };
     let observed = x;

@@ -8,7 +8,10 @@
 //! differ only in what a release shows in the cells that were missing (the group's value, or
 //! still missing), which the bindings build from the group values.
 
+use crate::dataset::{validate, validate_missing};
 use crate::error::{Error, Result};
+use crate::float::Float;
+use ndarray::ArrayView2;
 
 /// What to do with missing values (NaN) in the data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -36,6 +39,15 @@ impl Missing {
                 name: "missing".into(),
                 reason: format!("must be one of '{}', got {name:?}", MISSING_MODES.join("', '")),
             }),
+        }
+    }
+
+    /// Validates `x` under this setting: whether it holds missing values (NaN), which
+    /// [`Missing::Error`] refuses; infinity is always an error.
+    pub fn check<T: Float>(self, x: ArrayView2<T>) -> Result<bool> {
+        match self {
+            Missing::Error => validate(x).map(|_| false),
+            Missing::Fill | Missing::Keep => validate_missing(x),
         }
     }
 

@@ -150,3 +150,30 @@ def test_cli_t_closeness(tmp_path: Path) -> None:
     for extra, message in [((), "--sensitive needs --t"), (("--t", "0.3", "--columns", "age,income"), "is both a quasi-identifier (--columns) and in --sensitive")]:
         r = run("anonymize", "in.csv", "-k", "4", "--sensitive", "income", *extra, cwd=tmp_path)
         assert r.returncode == 2 and message in r.stderr, (extra, r.stderr)
+
+
+def test_cli_t_closeness_with_a_mixed_key_missing_cells_and_parts(tmp_path: Path) -> None:
+    df = people(400)
+    rng = np.random.default_rng(7)
+    df["income"] = np.where(df["age"] + rng.normal(0, 10, len(df)) > 60, "high", "low")
+    df.loc[rng.random(len(df)) < 0.05, "hours"] = np.nan
+    df.loc[rng.random(len(df)) < 0.05, "sex"] = None
+    df.to_csv(tmp_path / "in.csv", index=False)
+    t = 0.1
+    for extra in [(), ("--max-part", "100")]:
+        r = run("anonymize", "in.csv", "-k", "4", *FLAGS, "--sensitive", "income", "--t", str(t),
+                "--missing", "fill", "-o", "out.csv", "--overwrite", *extra, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert "t-close (t=0.1" in r.stdout and "missing cells filled" in r.stdout
+        out = pd.read_csv(tmp_path / "out.csv")
+        assert (out["income"] == df["income"]).all()
+        assert not out[KEY].isna().any().any()
+        classes = out.groupby(KEY, sort=False).ngroup().to_numpy()
+        assert np.bincount(classes).min() >= 4
+        income = df["income"].to_numpy()
+        q = (income == "high").mean()
+        worst = max(0.5 * 2 * abs((income[classes == c] == "high").mean() - q) for c in np.unique(classes))
+        assert worst <= t + 1e-9
+    r = run("anonymize", "in.csv", "-k", "4", *FLAGS, "--sensitive", "income", "--t", "0.1", "--engine", "dask",
+            cwd=tmp_path)
+    assert r.returncode == 2 and "--sensitive (t-closeness) is not available with --engine dask" in r.stderr

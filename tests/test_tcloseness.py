@@ -41,19 +41,21 @@ def check(res: ma.TCloseResult, values: np.ndarray, k: int, t: float, ordered: b
 
 @pytest.mark.parametrize("t_method", ["merge", "k-first", "t-first", "auto"])
 @pytest.mark.parametrize("ordered", [True, False])
-def test_classes_are_k_anonymous_and_t_close(t_method: str, ordered: bool) -> None:
+@pytest.mark.parametrize("max_part", [None, 60])
+def test_classes_are_k_anonymous_and_t_close(t_method: str, ordered: bool, max_part: int | None) -> None:
     rng = np.random.default_rng(3)
     X = rng.normal(size=(300, 3))
-    # Correlated with the first key, with ties: the hard case for a plain partition.
+    # Correlated with the first key, with ties: the hard case for a plain partition (and for
+    # parts cut along that key, which stray from the file and must be joined).
     s = np.round(X[:, 0] * 2 + rng.normal(size=300) * 0.3).astype(int)
     kinds = "numerical" if ordered else "nominal"
     for k, t in [(3, 0.1), (5, 0.25)]:
-        res = ma.t_close_microaggregate(X, k, sensitive=s, t=t, t_method=t_method, kinds=kinds)
+        res = ma.t_close_microaggregate(X, k, sensitive=s, t=t, t_method=t_method, kinds=kinds, max_part=max_part)
         worst = check(res, s, k, t, ordered)
         assert res.max_emd["sensitive"] == pytest.approx(worst, abs=1e-9)
-        assert res.chosen[0] in ("merge", "k-first", "t-first")
+        assert set(res.chosen) <= {"merge", "k-first", "t-first"}
         if t_method != "auto":
-            assert res.chosen == (t_method,)
+            assert set(res.chosen) == {t_method}
 
 
 def test_auto_keeps_the_least_sse() -> None:
@@ -118,8 +120,8 @@ def test_bad_inputs_are_clear_errors() -> None:
         ma.t_close_microaggregate(X, 2, sensitive=[0, 1, 0, 1, 0, 1], t=0.5, kinds="ordinal")
     with pytest.raises(ValueError, match="3 values for 6"):
         ma.t_close_microaggregate(X, 2, sensitive=[0, 1, 0], t=0.5)
-    with pytest.raises(ValueError, match="not supported with t-closeness"):
-        ma.t_close_microaggregate(X, 2, sensitive=[0, 1, 0, 1, 0, 1], t=0.5, missing="fill")
+    with pytest.raises(TypeError, match="dtype does not apply"):
+        ma.t_close_microaggregate(X, 2, sensitive=[0, 1, 0, 1, 0, 1], t=0.5, dtype="float32")
     with pytest.raises(TypeError, match="t must be"):
         ma.t_close_microaggregate(X, 2, sensitive=[0, 1, 0, 1, 0, 1], t="0.5")
 

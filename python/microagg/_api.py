@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Optional, TypeVar, Union
+from typing import Any, NamedTuple, Optional, TypeVar, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -253,11 +253,58 @@ def microaggregate(
         an unknown ``aggregation`` or ``small_strata``, ``trim`` outside [0, 0.5], a column
         with no observed value (``missing="fill"`` or ``"keep"``).
     """
+    run = prepare_run(
+        X, k, method, dtype=dtype, standardize=standardize, n_jobs=n_jobs, seed=seed, progress=progress, by=by,
+        small_strata=small_strata, weights=weights, aggregation=aggregation, trim=trim, missing=missing,
+        max_part=max_part, method_params=method_params,
+    )
+    out = _core.microaggregate_array(run.matrix, run.k, single_precision=run.single, **run.keywords)
+    return released_result(MicroaggregationResult, out, run.k, method, run.strata, **run.fields)
+
+
+class PreparedRun(NamedTuple):
+    """The arguments of a run checked and coerced as the extension's entry points
+    (``microaggregate_array``, ``t_close_array``) take them."""
+
+    matrix: npt.NDArray[Any]
+    """The keys (float64, or float32 for F-MDAV's single precision)."""
+    single: bool
+    """Whether to compute in float32."""
+    k: int
+    strata: list[Any]
+    """The original value of each stratum code (empty without ``by``)."""
+    keywords: dict[str, Any]
+    """``method``, its ``params`` and the workflow keywords of both entry points."""
+    fields: dict[str, Any]
+    """What the result records of the run: ``aggregation``, ``missing``, ``missing_cells``,
+    ``n_filled``."""
+
+
+def prepare_run(
+    X: Any,
+    k: Any,
+    method: Any,
+    *,
+    dtype: Any,
+    standardize: Any,
+    n_jobs: Any,
+    seed: Any,
+    progress: Any,
+    by: Any,
+    small_strata: Any,
+    weights: Any,
+    aggregation: Any,
+    trim: Any,
+    missing: Any,
+    max_part: Any,
+    method_params: dict[str, Any],
+) -> PreparedRun:
+    """Checks and coerces the keywords :func:`microaggregate` and
+    :func:`microagg.t_close_microaggregate` share (each a ``TypeError``/``ValueError`` naming
+    it; the core checks the values further)."""
     arr, single = as_data_matrix(X, dtype)
     k = check_k(k)
-    method = check_str(method, "method")
     standardize, scale = _standardization(standardize, arr.shape[1])
-    n_jobs = check_int(n_jobs, "n_jobs")
     if seed is not None:
         seed = check_int(seed, "seed", minimum=0, maximum=2**64 - 1)
     if progress is not None and not isinstance(progress, _core.Progress):
@@ -265,15 +312,12 @@ def microaggregate(
     n = arr.shape[0]
     codes, strata = factorize_strata(by, n) if by is not None else (None, [])
     missing = check_str(missing, "missing")
-    out = _core.microaggregate_array(
-        arr,
-        k,
-        method,
-        standardize=standardize,
-        single_precision=single,
-        n_jobs=n_jobs,
-        seed=seed,
+    keywords = dict(
+        method=check_str(method, "method"),
         params=normalize_params(method_params),
+        standardize=standardize,
+        n_jobs=check_int(n_jobs, "n_jobs"),
+        seed=seed,
         progress=progress,
         by=codes,
         by_names=[repr(v) for v in strata] if codes is not None else None,
@@ -286,17 +330,13 @@ def microaggregate(
         scale=scale,
     )
     cells = np.isnan(arr) if missing in ("fill", "keep") else None
-    return released_result(
-        MicroaggregationResult,
-        out,
-        k,
-        method,
-        strata,
+    fields = dict(
         aggregation=aggregation,
         missing=missing,
         missing_cells=cells if missing == "keep" and cells is not None and cells.any() else None,
         n_filled=int(cells.sum()) if missing == "fill" and cells is not None else 0,
     )
+    return PreparedRun(arr, single, k, strata, keywords, fields)
 
 
 def released_result(cls: type[R], out: Any, k: int, method: str, strata: list[Any], **fields: Any) -> R:

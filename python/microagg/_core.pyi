@@ -131,5 +131,8 @@ def t_close_array(
     weights: Optional[npt.NDArray[np.float64]] = None,
     aggregation: str = "mean",
     trim: Optional[float] = None,
+    missing: str = "error",
+    max_part: Optional[int] = None,
     scale: Optional[npt.NDArray[np.float64]] = None,
+    progress: Optional[Progress] = None,
 ) -> tuple[_Released, list[str], list[float]]: ...

@@ -54,7 +54,8 @@ def anonymize(
     ``dtype``, ``n_jobs``, ``seed``, ``small_strata``, ``aggregation``, ``trim``,
     ``missing``, method parameters) goes to :func:`microagg.microaggregate` unchanged.
     ``sensitive`` (confidential column names, never keys), ``t``, ``t_method`` and ``kinds``
-    make the classes t-close too (:func:`microagg.t_close_microaggregate`).
+    make the classes t-close too (:func:`microagg.t_close_microaggregate`), with a numeric
+    or a mixed key, ``missing`` and ``max_part`` as without them.
     With ``missing="keep"`` a missing cell stays missing: the release is k-anonymous when a
     missing value is read as matching any value, as :func:`microagg.is_k_anonymous` and
     :func:`microagg.assess` read it.
@@ -96,13 +97,11 @@ def anonymize(
     cols = choose_key(frame, columns, roles.of, categorical, ordinal)
     relabel = check_bool(relabel, "relabel")
     mixed = mixed_key(frame, cols, categorical, ordinal, attribute_weights, categorical_release)
-    if mixed is not None and group is not microaggregate:
-        raise ValueError("t-closeness (sensitive=, t=) with categorical key columns is not available yet")
     if mixed is not None:
         out, res = anonymize_frame(
             frame, mixed.columns, k, method, categorical=mixed.categorical, ordinal=mixed.ordinal,
             by=strata, weights=weight_values, attribute_weights=attribute_weights,
-            categorical_release=categorical_release, options=options,
+            categorical_release=categorical_release, options=options, group=group,
         )
     else:
         X = numeric_matrix(frame, cols, name="df")

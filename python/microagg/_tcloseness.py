@@ -23,9 +23,9 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._api import MicroaggregationResult, _standardization, released_result
-from ._validation import as_data_matrix, check_int, check_k, check_str, normalize_params
-from ._workflow import _factorize_column, _is_missing, as_trim, as_weights, factorize_strata
+from ._api import MicroaggregationResult, prepare_run, released_result
+from ._validation import as_data_matrix, check_str
+from ._workflow import _factorize_column, _is_missing, as_weights, factorize_strata
 
 T_METHODS: tuple[str, ...] = tuple(_core.T_METHODS)
 """Names accepted by ``t_method=``."""
@@ -45,8 +45,8 @@ class TCloseResult(MicroaggregationResult):
     t_method : str
         The algorithm asked for ("auto", "merge", "k-first" or "t-first").
     chosen : tuple of str
-        The algorithm that built the classes of each stratum (one entry without strata):
-        ``t_method``, or the one "auto" chose (least SSE).
+        The algorithm that built the classes of each stratum (one entry without strata; with
+        ``max_part``, of each part grouped): ``t_method``, or the one "auto" chose (least SSE).
     max_emd : dict of str to float
         The largest EMD of a class, per confidential attribute.
     """
@@ -76,6 +76,7 @@ def t_close_microaggregate(
     trim: Optional[float] = None,
     missing: str = "error",
     max_part: Optional[int] = None,
+    progress: Optional[_core.Progress] = None,
     **method_params: Any,
 ) -> TCloseResult:
     """Microaggregate the keys ``X`` into classes of at least ``k`` records in which every
@@ -84,12 +85,15 @@ def t_close_microaggregate(
     Parameters
     ----------
     X : array-like of shape (n, d)
-        The key attributes (quasi-identifiers), complete real numbers.
-    k, method, standardize, n_jobs, seed, by, small_strata, weights, aggregation, trim
+        The key attributes (quasi-identifiers), real numbers (NaN a missing value where
+        ``missing`` allows it); computed in float64.
+    k, method, standardize, n_jobs, seed, by, small_strata, weights, aggregation, trim, missing, progress
         As in :func:`microagg.microaggregate`; ``method`` (and its parameters) is what
         ``"merge"`` starts from. With ``by``, the reference distribution stays the whole
         file's; a stratum itself farther than ``t`` from it is a ``ValueError`` naming it.
-        With ``weights``, distributions are weighted.
+        With ``weights``, distributions are weighted. With ``missing="fill"`` or ``"keep"``
+        the classes are built on the EM-completed keys and released from the observed
+        cells, as plain microaggregation does.
     sensitive : array-like of n values, a mapping of names to such arrays, or (n, s) array
         The confidential attributes, never changed and never keys. A missing value (None,
         NaN) is a ``ValueError`` naming the attribute.
@@ -104,9 +108,13 @@ def t_close_microaggregate(
         and keeps the least SSE.
     kinds : "numerical", "nominal", or one per attribute (sequence or mapping), optional
         Ordered or nominal distance. Default: numerical for numeric values, nominal else.
-    missing, max_part
-        Only their defaults ("error", None): missing key values and partitioned runs are
-        not supported with t-closeness in this version (a ``ValueError``).
+    max_part : int, optional
+        Partitioned run (docs/scaling.md#partitioned-runs): every stratum is cut into parts
+        of at most ``max_part`` records and each part made t-close on its own against the
+        whole file's distribution, so every class keeps the bound. A part farther than
+        ``t`` from the file cannot be (the EMD is convex), so such parts are first joined
+        to the part of nearest key centroid until each is within ``t``: a joined part may
+        exceed ``max_part``. ``chosen`` then has one entry per part grouped.
 
     Returns
     -------
@@ -115,56 +123,44 @@ def t_close_microaggregate(
     Raises
     ------
     ValueError
-        ``t`` outside (0, 1], an unknown ``t_method`` or kind, missing confidential values,
-        a stratum farther than ``t`` from the file, or any error of ``microaggregate``.
+        ``t`` outside (0, 1], an unknown ``t_method`` or kind, missing confidential values
+        (whatever ``missing`` says: it is about the keys), a stratum farther than ``t`` from
+        the file, or any error of ``microaggregate``.
     """
-    if check_str(missing, "missing") != "error" or max_part is not None:
-        raise ValueError("missing values in the key (missing=) and max_part are not supported with t-closeness")
-    arr = np.asarray(as_data_matrix(X)[0], dtype=np.float64)
-    n = arr.shape[0]
-    k = check_k(k)
+    if "dtype" in method_params:
+        raise TypeError("dtype does not apply to t-closeness: it works in float64")
+    run = prepare_run(
+        X, k, method, dtype="float64", standardize=standardize, n_jobs=n_jobs, seed=seed, progress=progress,
+        by=by, small_strata=small_strata, weights=weights, aggregation=aggregation, trim=trim, missing=missing,
+        max_part=max_part, method_params=method_params,
+    )
     t = _check_t(t)
     t_method = check_str(t_method, "t_method")
-    names, columns = _sensitive_columns(sensitive, n)
+    names, columns = _sensitive_columns(sensitive, run.matrix.shape[0])
     kind_of = _kinds(kinds, names, columns)
     encoded = [_encode(c, name, kind_of[name]) for name, c in zip(names, columns)]
-    standardize, scale = _standardization(standardize, arr.shape[1])
-    codes, strata = factorize_strata(by, n) if by is not None else (None, [])
-    if seed is not None:
-        seed = check_int(seed, "seed", minimum=0)
     out, chosen, max_emd = _core.t_close_array(
-        arr,
-        k,
+        np.asarray(run.matrix, dtype=np.float64),
+        run.k,
         [e[0] for e in encoded],
         [e[1] for e in encoded],
         [kind_of[name] == "numerical" for name in names],
         names,
         t,
         t_method,
-        method=check_str(method, "method"),
-        params=normalize_params(method_params),
-        standardize=standardize,
-        n_jobs=check_int(n_jobs, "n_jobs"),
-        seed=seed,
-        by=codes,
-        by_names=[repr(v) for v in strata] if codes is not None else None,
-        small_strata=check_str(small_strata, "small_strata"),
-        weights=as_weights(weights, n) if weights is not None else None,
-        aggregation=check_str(aggregation, "aggregation"),
-        trim=as_trim(trim),
-        scale=scale,
+        **run.keywords,
     )
     return released_result(
         TCloseResult,
         out,
-        k,
+        run.k,
         method,
-        strata,
-        aggregation=aggregation,
+        run.strata,
         t=t,
         t_method=t_method,
         chosen=tuple(chosen),
         max_emd=dict(zip(names, max_emd)),
+        **run.fields,
     )
 
 

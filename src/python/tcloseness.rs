@@ -3,14 +3,17 @@
 //! its distinct values when ordered, categories when nominal).
 
 use super::workflow;
-use super::{Released, method_and_options, released_to_py, run_detached, to_py_err, to_u32};
+use super::{
+    Progress, Released, method_and_options, released_to_py, run_detached, to_py_err, to_u32,
+};
 use crate::missing::Missing;
-use crate::progress::Progress;
-use crate::tcloseness::{SensitiveAttribute, TCloseness, TMethod, t_close_microaggregate};
+use crate::tcloseness::{SensitiveAttribute, TCloseness, TMethod};
+use crate::tcloseness_workflow::t_close_microaggregate_with;
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+use std::sync::Arc;
 
 /// `(released, chosen, max_emd)`: what `microaggregate_array` returns, the algorithm of each
 /// stratum and the largest EMD per confidential attribute.
@@ -18,11 +21,12 @@ type TClosed<'py> = (Released<'py>, Vec<&'static str>, Vec<f64>);
 
 /// k-anonymous, t-close microaggregation of the keys `x` for the confidential attributes
 /// `sensitive` (codes 0..n_values[i], ordered or not, named `names`), in the workflow of
-/// `microaggregate_array`.
+/// `microaggregate_array` (missing key values and `max_part` included).
 #[pyfunction]
 #[pyo3(signature = (x, k, sensitive, n_values, ordered, names, t, t_method, *, method="mdav", params=None,
                     standardize=true, n_jobs=1, seed=None, by=None, by_names=None, small_strata="error",
-                    weights=None, aggregation="mean", trim=None, scale=None))]
+                    weights=None, aggregation="mean", trim=None, missing="error", max_part=None, scale=None,
+                    progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn t_close_array<'py>(
     py: Python<'py>,
@@ -45,7 +49,10 @@ fn t_close_array<'py>(
     weights: Option<PyReadonlyArray1<'py, f64>>,
     aggregation: &str,
     trim: Option<f64>,
+    missing: &str,
+    max_part: Option<usize>,
     scale: Option<PyReadonlyArray1<'py, f64>>,
+    progress: Option<&Bound<'py, Progress>>,
 ) -> PyResult<TClosed<'py>> {
     if n_values.len() != sensitive.len()
         || ordered.len() != sensitive.len()
@@ -66,13 +73,14 @@ fn t_close_array<'py>(
         method: TMethod::parse(t_method).map_err(to_py_err)?,
     };
     let workflow =
-        workflow::build(by, by_names, small_strata, weights, aggregation, trim, None, scale)?;
-    let (method, options) =
-        method_and_options(method, params, standardize, n_jobs, seed, Missing::Error)?;
+        workflow::build(by, by_names, small_strata, weights, aggregation, trim, max_part, scale)?;
+    let missing = Missing::parse(missing).map_err(to_py_err)?;
+    let (method, options) = method_and_options(method, params, standardize, n_jobs, seed, missing)?;
     let view = x.as_array();
-    let progress = Progress::new();
+    let counter = progress
+        .map_or_else(|| Arc::new(crate::progress::Progress::new()), |p| p.get().inner.clone());
     let out = run_detached(py, || {
-        t_close_microaggregate(view, k, &method, &tc, &options, &workflow, &progress)
+        t_close_microaggregate_with(view, k, &method, &tc, &options, &workflow, &counter)
     })?;
     let chosen = out.chosen.iter().map(|m| m.name()).collect();
     Ok((released_to_py(py, out.outcome), chosen, out.max_emd))

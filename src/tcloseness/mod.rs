@@ -117,7 +117,8 @@ pub struct TCloseOutcome {
 }
 
 impl TCloseness {
-    fn validate(&self, n: usize) -> Result<()> {
+    /// Checks t and that every attribute has `n` codes below its `n_values`.
+    pub fn validate(&self, n: usize) -> Result<()> {
         let bad =
             |name: &str, reason: String| Err(Error::InvalidParameter { name: name.into(), reason });
         if !(self.t > 0.0 && self.t <= 1.0) {

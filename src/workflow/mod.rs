@@ -19,6 +19,11 @@ pub mod weights;
 pub use aggregate::Aggregation;
 pub use strata::{Merge, SmallStrata, Strata};
 
+use crate::dataset::Scaling;
+use crate::error::{Error, Result};
+use crate::float::Float;
+use ndarray::ArrayView2;
+
 /// Everything the workflow adds around a method (docs/workflow.md). The default is plain
 /// microaggregation: one stratum, unit weights, groups released as their means.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -38,6 +43,38 @@ pub struct Workflow {
     /// Divide attribute j by `scale[j]` instead of the data's own standard deviation: a
     /// part of a larger file grouped in that file's units (the Dask engine's parts).
     pub scale: Option<Vec<f64>>,
+}
+
+impl Workflow {
+    /// Refuses a `max_part` below 2k: each half of a cut must keep k records.
+    pub fn check_max_part(&self, k: usize) -> Result<()> {
+        match self.max_part {
+            Some(m) if m < 2 * k => Err(Error::InvalidParameter {
+                name: "max_part".into(),
+                reason: format!(
+                    "must be at least 2k = {} (each half of a cut has k), got {m}",
+                    2 * k
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The units every stratum and part of `x` is grouped in: the given [`Workflow::scale`],
+    /// else the data's own (each column's observed values; standard deviations when
+    /// `standardize`), cut to [`parts::shared_scale`] in a partitioned run so that the Dask
+    /// engine's parts are grouped alike.
+    pub fn scaling<S: Float>(&self, x: ArrayView2<S>, standardize: bool) -> Result<Scaling> {
+        match (&self.scale, self.max_part) {
+            (Some(scale), _) => Scaling::with_scale(x, scale),
+            (None, None) => Ok(Scaling::fit(x, standardize)),
+            (None, Some(_)) => {
+                let fitted = Scaling::fit(x, standardize);
+                let scale = fitted.scale.iter().map(|&s| parts::shared_scale(s)).collect();
+                Ok(Scaling { scale, ..fitted })
+            }
+        }
+    }
 }
 
 #[cfg(test)]

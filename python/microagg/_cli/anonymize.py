@@ -5,6 +5,7 @@ rules of :mod:`.output`."""
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -55,7 +56,8 @@ def add_parser(sub: Any) -> None:
                    help="a group's categories: each column's (weighted) mode or median level (default), or "
                    "all of its most central member's (medoid: every released combination exists)")
     a.add_argument("--sensitive", metavar="COL[,COL...]",
-                   help="confidential columns (never keys, never changed): every class made t-close in them")
+                   help="confidential columns (never keys, never changed): every class made t-close in them "
+                   "(numeric or categorical keys, --missing and --max-part apply; not with --engine dask)")
     a.add_argument("--t", type=float, default=None, metavar="T",
                    help="with --sensitive: the largest earth mover's distance of a class from the file (0 < T <= 1)")
     a.add_argument("--t-method", choices=_core.T_METHODS, default="auto",
@@ -69,6 +71,9 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Anonymizes ``args.input`` into ``args.output`` and prints a summary."""
     if args.engine == "dask":
+        if args.sensitive is not None:
+            raise CliError("--sensitive (t-closeness) is not available with --engine dask; use the local "
+                           "engine, with --max-part for a large file")
         return dask.run(args)
     dask.check_local(args)
     src = args.input
@@ -100,22 +105,19 @@ def run(args: argparse.Namespace) -> int:
     if empty:
         raise CliError(f"column(s) with no observed value (every cell missing): {', '.join(map(repr, empty))}")
     options = workflow_keywords(args, strata, weights)
+    group: Any = microaggregate
+    if sensitive:
+        if args.dtype is not None:
+            raise CliError("--dtype does not apply to --sensitive (t-closeness works in float64)")
+        del options["dtype"]
+        group = functools.partial(t_close_microaggregate, sensitive=sensitive, t=args.t, t_method=args.t_method)
     t0 = time.perf_counter()
     with in_cli_terms(table):
-        if mixed and sensitive:
-            raise CliError("--sensitive with categorical key columns is not available yet")
         if mixed:
-            values, res = _release_mixed(table, cols, kinds, ordinal, attribute_weights, args, options)
-        elif sensitive:
-            if args.dtype is not None:
-                raise CliError("--dtype does not apply to --sensitive (t-closeness works in float64)")
-            rest = {name: value for name, value in options.items() if name != "dtype"}
-            res = run_with_progress(X.shape[0], lambda progress: t_close_microaggregate(
-                X, args.k, args.method, sensitive=sensitive, t=args.t, t_method=args.t_method, **rest))
-            values = {j: res.aggregated[:, jj] for jj, j in enumerate(idx)}
+            values, res = _release_mixed(table, cols, kinds, ordinal, attribute_weights, args, options, group)
         else:
             res = run_with_progress(
-                X.shape[0], lambda progress: microaggregate(X, args.k, args.method, progress=progress, **options)
+                X.shape[0], lambda progress: group(X, args.k, args.method, progress=progress, **options)
             )
             values = {j: res.aggregated[:, jj] for jj, j in enumerate(idx)}
     seconds = time.perf_counter() - t0
@@ -152,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
         parameters.update(k=args.k, method=args.method, by=args.by, weights=args.weights, engine="local",
                           relabel=not args.no_relabel, categorical_release=args.categorical_release,
                           attribute_weights=args.attribute_weight or None, ordinal=args.ordinal or None)
+        if sensitive:
+            parameters.update(sensitive=args.sensitive, t=args.t, t_method=args.t_method)
         write_release_report(
             args.report, table, X, agg, strata=published, weights=weights, names=[table.names[j] for j in idx],
             k=args.k, p=0.05, jobs=args.jobs, merges=res.merges, files=(src, out), parameters=parameters,
@@ -199,9 +203,10 @@ def _flag(parse: Any, text: str) -> Any:
 
 def _release_mixed(
     table: Table, cols: dict[int, np.ndarray], kinds: dict[int, str], ordinal: dict[str, list[str]],
-    attribute_weights: dict[str, float], args: argparse.Namespace, options: dict[str, Any],
+    attribute_weights: dict[str, float], args: argparse.Namespace, options: dict[str, Any], group: Any,
 ) -> tuple[dict[int, np.ndarray], Any]:
-    """The mixed key's release (:func:`microagg._mixed.workflow.release`), by column index."""
+    """The mixed key's release (:func:`microagg._mixed.workflow.release`, grouped by
+    ``group``: plain or t-close), by column index."""
     names = {j: table.names[j] for j in [*cols, *kinds]}
     unknown = [c for c in attribute_weights if c not in names.values()]
     if unknown:
@@ -215,7 +220,8 @@ def _release_mixed(
     rest = {name: value for name, value in options.items() if name not in ("missing", "standardize")}
     out, res = run_with_progress(table.n_rows, lambda progress: release_mixed(
         key, kind_of, ordinal, args.k, args.method, attribute_weights=attribute_weights,
-        categorical_release=args.categorical_release, missing=options["missing"], progress=progress, **rest,
+        categorical_release=args.categorical_release, missing=options["missing"], group=group, progress=progress,
+        **rest,
     ))
     return {j: out[name] for j, name in names.items()}, res
 

@@ -157,6 +157,9 @@ def anonymize(
         raise TypeError(f"anonymize expects a dask.dataframe.DataFrame, got {type(ddf).__name__}")
     k = check_k(k)
     method = check_str(method, "method")
+    if "sensitive" in method_params or "t" in method_params:
+        raise ValueError("t-closeness (sensitive=, t=) is not available with the Dask engine; use "
+                         "microagg.anonymize, with max_part= for a large file")
     max_part = check_int(max_part, "max_part")
     if max_part < 2 * k:
         raise ValueError(f"max_part must be at least 2k = {2 * k} so that both halves of a cut hold k records, got {max_part}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,12 @@ CATEGORICAL_RELEASES = ("mode", "medoid")
 
 I64 = npt.NDArray[np.int64]
 
+Grouping = Callable[..., MicroaggregationResult]
+"""What groups the embedding: :func:`microagg.microaggregate`, or
+:func:`microagg.t_close_microaggregate` bound to its confidential attributes (the classes
+then t-close too); called as ``group(matrix, k, method, standardize=, by=, weights=,
+missing=, **options)``."""
+
 
 def release(
     key_values: Mapping[Any, Any],
@@ -45,6 +51,7 @@ def release(
     attribute_weights: Optional[Mapping[Any, float]] = None,
     categorical_release: str = "mode",
     missing: str = "error",
+    group: Grouping = microaggregate,
     **options: Any,
 ) -> Tuple[dict[Any, npt.NDArray[Any]], MicroaggregationResult]:
     """k-anonymous release of a mixed key given as arrays.
@@ -55,7 +62,7 @@ def release(
     order. ``by`` (strata labels) and ``weights`` (n sampling weights) are arrays;
     ``attribute_weights`` maps column names to positive weights (default 1); every other
     keyword (``aggregation``, ``max_part``, ``n_jobs``, ``small_strata``, method parameters
-    ...) goes to :func:`microagg.microaggregate`.
+    ...) goes to ``group`` (:data:`Grouping`, default :func:`microagg.microaggregate`).
 
     Returns the released columns (numeric ones as float64, categorical ones as values of
     the input array, missing where ``missing="keep"`` left them) and the grouping's result
@@ -64,7 +71,7 @@ def release(
     key = array_key(key_values, kinds, levels)
     numeric, rows, res = group_key(
         key, k, method, by=by, weights=weights, attribute_weights=attribute_weights,
-        categorical_release=categorical_release, missing=missing, **options,
+        categorical_release=categorical_release, missing=missing, group=group, **options,
     )
     out: dict[Any, npt.NDArray[Any]] = {}
     for c in key:
@@ -85,15 +92,16 @@ def anonymize_frame(
     attribute_weights: Optional[Mapping[Any, float]],
     categorical_release: str,
     options: dict[str, Any],
+    group: Grouping = microaggregate,
 ) -> Tuple[Any, MicroaggregationResult]:
     """The native frame with its mixed key ``columns`` released (numeric ones as float64,
-    categorical ones with their own dtype) and the grouping's result."""
+    categorical ones with their own dtype) and the grouping's result (``group``'s)."""
     import narwhals.stable.v2 as nw
 
     key = frame_key(frame, columns, categorical, ordinal)
     numeric, rows, res = group_key(
         key, k, method, by=by, weights=weights, attribute_weights=attribute_weights,
-        categorical_release=categorical_release, **options,
+        categorical_release=categorical_release, group=group, **options,
     )
     new = [
         nw.new_series(str(c.name), numeric[c.name], backend=frame.implementation).alias(c.name)
@@ -114,9 +122,10 @@ def group_key(
     attribute_weights: Optional[Mapping[Any, float]] = None,
     categorical_release: str = "mode",
     missing: str = "error",
+    group: Grouping = microaggregate,
     **options: Any,
 ) -> Tuple[dict[Any, npt.NDArray[np.float64]], dict[Any, I64], MicroaggregationResult]:
-    """Group the records on the embedding of ``key`` and choose what each releases: the
+    """Group the records on the embedding of ``key`` with ``group`` and choose what each releases: the
     numeric columns' released values, and for each categorical column the row whose value
     every record releases (its own row where ``missing="keep"`` leaves it missing)."""
     if "standardize" in options:
@@ -129,7 +138,7 @@ def group_key(
     aw = check_attribute_weights(attribute_weights, [c.name for c in key])
     _check_missing(key, missing)
     emb = embed(key, aw)
-    res = microaggregate(emb.matrix, k, method, standardize=emb.scale, by=by, weights=weights, missing=missing, **options)
+    res = group(emb.matrix, k, method, standardize=emb.scale, by=by, weights=weights, missing=missing, **options)
     n = emb.matrix.shape[0]
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
     released = res.aggregated
