@@ -69,6 +69,11 @@ def test_mixed_key_is_k_anonymous_and_t_close(adult_frame: pd.DataFrame, release
     income = df["income"].to_numpy()
     plain_worst = max(emd(income, plain_classes == c, False) for c in np.unique(plain_classes))
     assert plain_worst > t >= worst["income"]  # the t-close run did something
+    # risk.t_closeness counts classes over the whole key, categories included
+    kinds = {name: "numerical" if ordered else "nominal" for name, ordered in SENSITIVE.items()}
+    measured = ma.risk.t_closeness(out, list(SENSITIVE), columns=KEY, kinds=kinds)
+    assert measured == pytest.approx(worst, abs=1e-12)
+    assert ma.risk.t_closeness(plain, "income", columns=KEY, kinds={"income": "nominal"})["income"] == pytest.approx(plain_worst)
 
 
 def test_mixed_key_with_strata_weights_and_nominal_integer_codes(adult_frame: pd.DataFrame) -> None:

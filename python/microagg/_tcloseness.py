@@ -179,7 +179,8 @@ def t_closeness(
     ``released`` is the released key matrix (n, d) and ``sensitive`` the confidential values
     (as in :func:`t_close_microaggregate`), or ``released`` is a DataFrame, ``columns`` its
     key columns (default: every numeric column that is not confidential, ``by`` or
-    ``weights``) and ``sensitive``, ``by`` and ``weights`` column names. A class is the
+    ``weights``; categorical columns of a mixed key count by their categories) and
+    ``sensitive``, ``by`` and ``weights`` column names. A class is the
     records with equal released keys (within a stratum with ``by``); distributions are
     weighted with ``weights``.
     """
@@ -199,7 +200,15 @@ def t_closeness(
         sensitive = {c: _column(native, c) for c in wanted}
         by = None if not by_names else np.column_stack([np.asarray(_column(native, c), dtype=object) for c in by_names])
         weights = numeric_matrix(frame, [weights])[:, 0] if weights is not None else None
-        released = numeric_matrix(frame, keys, name="released")
+        unknown = [str(c) for c in keys if c not in frame.columns]
+        if unknown:
+            raise ValueError(f"unknown column(s): {', '.join(unknown)}")
+        # a categorical key column (a mixed key's release) counts by its categories
+        numeric_keys = [c for c in keys if is_numeric(frame, c, booleans=False)]
+        categories = [factorize_strata(np.asarray(_column(native, c), dtype=object), len(native), name=str(c))[0]
+                      for c in keys if c not in numeric_keys]
+        released = numeric_matrix(frame, numeric_keys, name="released") if numeric_keys else np.empty((len(native), 0))
+        released = np.column_stack([released, *categories]) if categories else released
     xm = np.asarray(as_data_matrix(released, name="released")[0], dtype=np.float64)
     n = xm.shape[0]
     names, cols = _sensitive_columns(sensitive, n)
