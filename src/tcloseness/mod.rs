@@ -9,6 +9,7 @@
 //! ([`verify`]), and `"auto"` keeps the one of least SSE. The partition then goes through the
 //! ordinary release (weights, aggregation) of [`Evaluation::weighted`].
 
+pub mod buckets;
 pub mod confidential;
 pub mod emd;
 pub mod k_first;
@@ -19,6 +20,7 @@ pub mod verify;
 use crate::dataset::{Scaling, validate, validate_k};
 use crate::error::{Error, Result};
 use crate::float::Float;
+use crate::index::IndexChoice;
 use crate::method::Method;
 use crate::microaggregate::{Options, Outcome, group};
 use crate::missing::Missing;
@@ -320,8 +322,13 @@ impl<S: Float> Job<'_, S> {
                         .labels()
                         .to_vec()
                 }
-                TMethod::KFirst => k_first::k_first(&rows, d, self.k, self.conf, self.t),
-                TMethod::TFirst => t_first::t_first(&rows, d, self.k, self.conf, self.t),
+                TMethod::KFirst => {
+                    k_first::k_first(&rows, d, self.k, self.conf, self.t, IndexChoice::Auto)
+                }
+                TMethod::TFirst => {
+                    let indexed = IndexChoice::Auto.uses(self.conf.n(), d);
+                    t_first::t_first(&rows, d, self.k, self.conf, self.t, indexed)
+                }
                 TMethod::Auto => unreachable!("auto is the three others"),
             };
             let (labels, _) = verify::merge_until_close(&rows, d, &built, self.conf, self.t);

@@ -3,6 +3,7 @@
 
 use super::emd::tests::direct_emd;
 use super::*;
+use crate::index::IndexChoice;
 use crate::workflow::Strata;
 use ndarray::Array2;
 use proptest::prelude::*;
@@ -79,6 +80,40 @@ proptest! {
         }
     }
 
+    /// The indexed searches (k-d trees of the remaining records, by kind for k-first and by
+    /// run for t-first) give the scans' labels, with many tied distances (small integer
+    /// keys, duplicates), tied confidential values, several attributes and masses that round.
+    #[test]
+    fn indexed_searches_give_the_scans_labels(
+        rows in prop::collection::vec((0u8..5, 0u8..5, 0u32..5, 0u32..3), 4..160),
+        k in 2usize..5,
+        t in 0.01f64..0.5,
+        ordered in any::<bool>(),
+        weighted in any::<bool>(),
+        second in any::<bool>(),
+    ) {
+        prop_assume!(rows.len() >= k);
+        let n = rows.len();
+        let keys: Vec<f64> = rows.iter().flat_map(|r| [r.0 as f64 * 0.5, r.1 as f64]).collect();
+        let mut codes = vec![rows.iter().map(|r| r.2).collect::<Vec<u32>>()];
+        if second {
+            codes.push(rows.iter().map(|r| r.3).collect());
+        }
+        let mass: Vec<f64> =
+            rows.iter().map(|r| if weighted { (r.3 + 1) as f64 / 3.0 } else { 1.0 }).collect();
+        let refs: Vec<Reference> = codes
+            .iter()
+            .enumerate()
+            .map(|(a, c)| Reference::new(c, 5, &mass, ordered == (a == 0)))
+            .collect();
+        let conf = Confidential { codes, mass, references: &refs };
+        let scan = k_first::k_first(&keys, 2, k, &conf, t, IndexChoice::Off);
+        prop_assert_eq!(k_first::k_first(&keys, 2, k, &conf, t, IndexChoice::On), scan);
+        let scan = t_first::t_first(&keys, 2, k, &conf, t, false);
+        prop_assert_eq!(t_first::t_first(&keys, 2, k, &conf, t, true), scan);
+        prop_assert_eq!(conf.n(), n);
+    }
+
     /// Distinct confidential values and n a multiple of k′: every class holds one record of
     /// each run, which meets the bound, so no merge is needed.
     #[test]
@@ -95,7 +130,7 @@ proptest! {
         prop_assume!({ let mut c = codes.clone(); c.sort_unstable(); c.dedup(); c.len() == n });
         let refs = [Reference::new(&codes, n, &vec![1.0; n], true)];
         let conf = Confidential { codes: vec![codes], mass: vec![1.0; n], references: &refs };
-        let built = t_first::t_first(&keys, 1, 2, &conf, t);
+        let built = t_first::t_first(&keys, 1, 2, &conf, t, false);
         let (_, merges) = verify::merge_until_close(&keys, 1, &built, &conf, t);
         prop_assert_eq!(merges, 0);
     }
