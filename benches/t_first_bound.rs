@@ -9,6 +9,7 @@
 //! classes were above t and how many merges verification made.
 
 use microagg::dataset::Scaling;
+use microagg::tcloseness::budget::Budget;
 use microagg::tcloseness::confidential::Confidential;
 use microagg::tcloseness::emd::Reference;
 use microagg::tcloseness::{t_first, verify};
@@ -56,14 +57,16 @@ fn main() {
             for t in [0.25, 0.15, 0.05] {
                 let runs = t_first::run_count(n, k, t);
                 let bound = (n - runs) as f64 / (2.0 * runs as f64 * (n - 1) as f64);
-                let built = t_first::t_first(&rows, d, k, &conf, t, false);
+                let free = &mut Budget::unlimited();
+                let built = t_first::t_first(&rows, d, k, &conf, t, false, free).expect("no limit");
                 let g = built.iter().map(|&l| l as usize + 1).max().unwrap_or(0);
                 let emd: Vec<f64> = (0..g)
                     .map(|c| conf.emd(&conf.profile((0..n).filter(|&i| built[i] as usize == c))))
                     .collect();
                 let largest = emd.iter().fold(0.0f64, |a, &b| a.max(b));
                 let above = emd.iter().filter(|&&e| e > t + verify::SLACK).count();
-                let (_, merges) = verify::merge_until_close(&rows, d, &built, &conf, t);
+                let (_, merges) =
+                    verify::merge_until_close(&rows, d, &built, &conf, t, free).expect("no limit");
                 println!(
                     "| {which} | {k} | {t} | {runs} | {bound:.3} | {largest:.3} | {above} of {g} | {merges} |"
                 );

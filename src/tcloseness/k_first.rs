@@ -10,6 +10,7 @@
 //! lowers it, one EMD and one tree query per kind instead of a pass over the records.
 
 use super::buckets::Buckets;
+use super::budget::Budget;
 use super::confidential::{Confidential, Profile};
 use super::pool::{Classes, Pool, dist2, row};
 use crate::index::IndexChoice;
@@ -23,7 +24,8 @@ pub const MAX_KINDS: usize = 16;
 /// Labels (0..g) of the records of `rows` (standardized keys, n × d, n ≥ k) grouped by
 /// k-first. Classes may still be above `t`: the caller verifies and merges. `index` says
 /// whether the searches are indexed (`Auto`: as exact MDAV decides by n and d, and with at
-/// most [`MAX_KINDS`] kinds of records); the labels are the same either way.
+/// most [`MAX_KINDS`] kinds of records); the labels are the same either way. `None` once the
+/// classes formed cost more than `budget` allows.
 pub fn k_first(
     rows: &[f64],
     d: usize,
@@ -31,7 +33,8 @@ pub fn k_first(
     conf: &Confidential,
     t: f64,
     index: IndexChoice,
-) -> Vec<u32> {
+    budget: &mut Budget,
+) -> Option<Vec<u32>> {
     let n = conf.n();
     let (kind_of, kinds) = kinds(conf);
     let indexed = index.picks(IndexChoice::Auto.uses(n, d) && kinds <= MAX_KINDS);
@@ -54,15 +57,15 @@ pub fn k_first(
             pool.remove(rows, d, i);
         }
         classes.push(rows, d, &members);
-        seed
+        budget.charge_class(rows, d, &members, &conf.mass).then_some(seed)
     };
     while pool.len() >= 3 * k {
         // MDAV alternates: a seed farthest from the centroid, then the one farthest from it.
-        let seed = form(&mut pool, true, &mut previous);
+        let seed = form(&mut pool, true, &mut previous)?;
         previous = if previous.is_none() { Some(seed) } else { None };
     }
     if pool.len() >= 2 * k {
-        form(&mut pool, false, &mut None);
+        form(&mut pool, false, &mut None)?;
     }
     let rest: Vec<usize> = pool.ids().iter().map(|&i| i as usize).collect();
     let leftovers = if rest.len() >= k {
@@ -71,7 +74,7 @@ pub fn k_first(
     } else {
         pool.ids().to_vec()
     };
-    classes.finish(rows, d, &leftovers)
+    Some(classes.finish(rows, d, &leftovers))
 }
 
 /// The seed, its k − 1 nearest remaining records (nearest first, ties to the lowest index)

@@ -8,13 +8,15 @@
 //! (Proposition 3); ties can exceed it, so the caller verifies.
 
 use super::buckets::Buckets;
+use super::budget::Budget;
 use super::confidential::Confidential;
 use super::pool::{Classes, Pool, dist2, row};
 
 /// Labels (0..g) of the records of `rows` (standardized keys, n × d, n ≥ k) grouped by
 /// t-first on the first confidential attribute. With `indexed`, the seeds and each run's
 /// nearest record come from k-d trees of the remaining records ([`Pool`], [`Buckets`])
-/// instead of a scan per class: the same labels.
+/// instead of a scan per class: the same labels. `None` once the classes formed cost more
+/// than `budget` allows.
 pub fn t_first(
     rows: &[f64],
     d: usize,
@@ -22,7 +24,8 @@ pub fn t_first(
     conf: &Confidential,
     t: f64,
     indexed: bool,
-) -> Vec<u32> {
+    budget: &mut Budget,
+) -> Option<Vec<u32>> {
     let n = conf.n();
     let runs = run_count(n, k, t);
     let mut order: Vec<u32> = (0..n as u32).collect();
@@ -63,9 +66,12 @@ pub fn t_first(
             left[run_of[i] as usize] -= 1;
         }
         classes.push(rows, d, &members);
+        if !budget.charge_class(rows, d, &members, &conf.mass) {
+            return None;
+        }
     }
     let leftovers = pool.ids().to_vec();
-    classes.finish(rows, d, &leftovers)
+    Some(classes.finish(rows, d, &leftovers))
 }
 
 /// Per run, the remaining record nearest to `s` (ties to the lowest index), by a scan.
