@@ -11,8 +11,9 @@
 //! records from the outside in, `crate::algorithms::spatial`). Other searches (farthest
 //! point, k nearest under another score) walk the tree through [`BoxSearch`]. Memory O(n·d).
 
-use super::{NearestIndex, Ties, box_lower_bound, squared_distance};
+use super::{NearestIndex, Ties, box_lower_bound, box_upper_bound, squared_distance};
 use crate::float::{Float, order_bits};
+use std::cmp::Ordering;
 
 /// A node: the points `start..end` of the tree order, its box, and its children.
 #[derive(Debug, Clone)]
@@ -341,6 +342,23 @@ impl<T: Float> KdTree<T> {
     pub fn ids_in_tree_order(&self) -> &[u32] {
         &self.ids
     }
+
+    /// The live point farthest from `query` by [`squared_distance`] (ties to the lowest id),
+    /// exactly what a scan of the live points reports; `None` when none is live.
+    pub fn farthest(&self, query: &[T]) -> Option<u32> {
+        debug_assert_eq!(query.len(), self.dim);
+        let mut search = FarthestSearch { query, best: None };
+        self.walk(&mut search);
+        search.best.map(|(_, id)| id)
+    }
+
+    /// The live point nearest to `query` by [`squared_distance`] (ties to the lowest id) and
+    /// its distance; `None` when none is live.
+    pub fn nearest(&self, query: &[T]) -> Option<(T, u32)> {
+        let mut ties = Ties::within(T::infinity());
+        self.search(query, &mut ties);
+        ties.ids().iter().min().map(|&id| (ties.best(), id))
+    }
 }
 
 /// A search over the live points of a [`KdTree`], pruned by boxes ([`KdTree::walk`]).
@@ -375,6 +393,33 @@ impl<T: Float> BoxSearch<T> for NearestSearch<'_, T> {
     #[inline]
     fn offer(&mut self, _: usize, id: u32, coords: &[T]) {
         self.ties.offer(id, squared_distance(self.query, coords));
+    }
+}
+
+/// The farthest point by [`squared_distance`]: largest distance, ties to the lowest id.
+struct FarthestSearch<'a, T> {
+    query: &'a [T],
+    best: Option<(T, u32)>,
+}
+
+impl<T: Float> BoxSearch<T> for FarthestSearch<'_, T> {
+    #[inline]
+    fn bound(&self, lo: &[T], hi: &[T], _: Option<T>) -> f64 {
+        box_upper_bound(self.query, lo, hi).as_f64()
+    }
+
+    #[inline]
+    fn worth(&self, bound: f64) -> bool {
+        // A box that may hold an equal distance (a tie of lower id) is kept.
+        self.best.is_none_or(|(b, _)| bound.partial_cmp(&b.as_f64()) != Some(Ordering::Less))
+    }
+
+    #[inline]
+    fn offer(&mut self, _: usize, id: u32, coords: &[T]) {
+        let s = squared_distance(self.query, coords);
+        if self.best.is_none_or(|(b, i)| s > b || (s == b && id < i)) {
+            self.best = Some((s, id));
+        }
     }
 }
 
@@ -414,6 +459,18 @@ mod tests {
         all.sorted()
     }
 
+    /// The live point of largest distance, lowest id on ties, by a scan.
+    fn brute_farthest(points: &[f64], d: usize, q: &[f64], gone: &[bool]) -> Option<u32> {
+        let live = points.chunks_exact(d).enumerate().filter(|(id, _)| !gone[*id]);
+        let scored = live.map(|(id, p)| (squared_distance(q, p), id as u32));
+        scored
+            .fold(None, |best: Option<(f64, u32)>, (s, id)| match best {
+                Some((b, _)) if b >= s => best,
+                _ => Some((s, id)),
+            })
+            .map(|(_, id)| id)
+    }
+
     proptest! {
         #[test]
         fn equals_brute_force_with_ties_removals_and_moves(
@@ -445,7 +502,10 @@ mod tests {
             prop_assert_eq!(tree.len(), gone.iter().filter(|g| !**g).count());
             for q in queries.chunks_exact(d) {
                 let q: Vec<f64> = q.iter().map(|&v| v as f64 * 0.3).collect();
-                prop_assert_eq!(nearest(&tree, &q), brute(&points, d, &q, |id| !gone[id as usize]));
+                let want = brute(&points, d, &q, |id| !gone[id as usize]);
+                prop_assert_eq!(tree.nearest(&q), want.1.first().map(|&id| (want.0, id)));
+                prop_assert_eq!(nearest(&tree, &q), want);
+                prop_assert_eq!(tree.farthest(&q), brute_farthest(&points, d, &q, &gone));
             }
         }
     }

@@ -55,6 +55,20 @@ pub fn box_lower_bound<T: Float>(query: &[T], lo: &[T], hi: &[T]) -> T {
     acc
 }
 
+/// Upper bound of [`squared_distance`] from `query` to any point inside the box
+/// `[lo, hi]`: the same sum over the per-attribute reaches to the farther face (IEEE
+/// subtraction is monotone, so no point in the box has a larger computed gap).
+#[inline(always)]
+pub fn box_upper_bound<T: Float>(query: &[T], lo: &[T], hi: &[T]) -> T {
+    let mut acc = T::zero();
+    for ((&q, &l), &h) in query.iter().zip(lo).zip(hi) {
+        let (below, above) = (q - l, h - q);
+        let t = if above > below { above } else { below };
+        acc += t * t;
+    }
+    acc
+}
+
 /// The stored points at the smallest distance seen so far, all of them when several tie.
 ///
 /// Starts from an upper bound (`Ties::within(bound)` reports only points at distance
@@ -147,7 +161,7 @@ mod tests {
     }
 
     #[test]
-    fn box_bound_never_exceeds_a_distance_inside() {
+    fn box_bounds_hold_every_distance_inside() {
         let q = [0.1, -3.0, 7.25];
         let (lo, hi) = ([0.3, -1.0, 2.0], [0.9, 4.0, 7.0]);
         let inside = [[0.3, -1.0, 7.0], [0.9, 4.0, 2.0], [0.5, 0.0, 6.9]];
@@ -155,5 +169,9 @@ mod tests {
             assert!(box_lower_bound(&q, &lo, &hi) <= squared_distance(&q, &p));
         }
         assert_eq!(box_lower_bound(&[0.5, 0.0, 3.0], &lo, &hi), 0.0);
+        for p in inside {
+            assert!(box_upper_bound(&q, &lo, &hi) >= squared_distance(&q, &p));
+        }
+        assert_eq!(box_upper_bound(&q, &lo, &hi), squared_distance(&q, &[0.9, 4.0, 2.0]));
     }
 }

@@ -48,13 +48,6 @@ impl Confidential<'_> {
         }
     }
 
-    /// Takes record `i` (added before) out of class `p`.
-    pub fn remove(&self, p: &mut Profile, i: usize) {
-        for (h, codes) in p.0.iter_mut().zip(&self.codes) {
-            h.remove(codes[i], self.mass[i]);
-        }
-    }
-
     /// The class's EMD for each confidential attribute.
     pub fn emd_per_attribute<'p>(&'p self, p: &'p Profile) -> impl Iterator<Item = f64> + 'p {
         p.0.iter().zip(self.references).map(|(h, r)| r.emd(h))
@@ -65,12 +58,11 @@ impl Confidential<'_> {
         self.emd_per_attribute(p).fold(0.0, f64::max)
     }
 
-    /// The EMD the class would have with record `i` added.
+    /// The EMD the class would have with record `i` added (the class left as it was, bit
+    /// for bit).
     pub fn emd_with(&self, p: &mut Profile, i: usize) -> f64 {
-        self.add(p, i);
-        let e = self.emd(p);
-        self.remove(p, i);
-        e
+        let per_attribute = p.0.iter_mut().zip(&self.codes).zip(self.references);
+        per_attribute.map(|((h, c), r)| h.emd_with(r, c[i], self.mass[i])).fold(0.0, f64::max)
     }
 }
 

@@ -2,16 +2,45 @@
 //! loop, but each group of a seed's k nearest records grows, one record at a time, by the
 //! nearest remaining record (to the seed) whose addition lowers the group's EMD, until the
 //! group is t-close or no remaining record lowers it; the last records as in MDAV.
+//!
+//! Two searches give the same groups: a scan of the remaining records per group (their
+//! distances to the seed, sorted lazily), or, when indexed, k-d trees of the remaining
+//! records by kind ([`Buckets`]): records of one kind (the same confidential values and mass)
+//! change a group's EMD alike, so the record to add is the nearest one of some kind that
+//! lowers it, one EMD and one tree query per kind instead of a pass over the records.
 
-use super::confidential::Confidential;
+use super::buckets::Buckets;
+use super::budget::Budget;
+use super::confidential::{Confidential, Profile};
 use super::pool::{Classes, Pool, dist2, row};
+use crate::index::IndexChoice;
 use std::cmp::Ordering;
+use std::collections::HashMap;
+
+/// Most kinds of records for which `IndexChoice::Auto` indexes k-first: each step of a
+/// growing group costs an EMD and a tree query per kind.
+pub const MAX_KINDS: usize = 16;
 
 /// Labels (0..g) of the records of `rows` (standardized keys, n × d, n ≥ k) grouped by
-/// k-first. Classes may still be above `t`: the caller verifies and merges.
-pub fn k_first(rows: &[f64], d: usize, k: usize, conf: &Confidential, t: f64) -> Vec<u32> {
-    let mut pool = Pool::full(rows, d);
-    let mut classes = Classes::new(conf.n());
+/// k-first. Classes may still be above `t`: the caller verifies and merges. `index` says
+/// whether the searches are indexed (`Auto`: as exact MDAV decides by n and d, and with at
+/// most [`MAX_KINDS`] kinds of records); the labels are the same either way. `None` once the
+/// classes formed cost more than `budget` allows.
+pub fn k_first(
+    rows: &[f64],
+    d: usize,
+    k: usize,
+    conf: &Confidential,
+    t: f64,
+    index: IndexChoice,
+    budget: &mut Budget,
+) -> Option<Vec<u32>> {
+    let n = conf.n();
+    let (kind_of, kinds) = kinds(conf);
+    let indexed = index.picks(IndexChoice::Auto.uses(n, d) && kinds <= MAX_KINDS);
+    let mut pool = Pool::full(rows, d, indexed);
+    let mut buckets = indexed.then(|| Buckets::new(rows, d, &kind_of, kinds));
+    let mut classes = Classes::new(n);
     let mut previous: Option<usize> = None;
     let mut form = |pool: &mut Pool, grow: bool, previous: &mut Option<usize>| {
         let from = match previous.take() {
@@ -19,21 +48,24 @@ pub fn k_first(rows: &[f64], d: usize, k: usize, conf: &Confidential, t: f64) ->
             None => pool.centroid(),
         };
         let seed = pool.farthest(rows, d, &from);
-        let members =
-            group_around(rows, d, k, conf, if grow { t } else { f64::INFINITY }, pool, seed);
+        let t = if grow { t } else { f64::INFINITY };
+        let members = match &mut buckets {
+            Some(b) => group_by_kind(rows, d, k, conf, t, b, seed),
+            None => group_around(rows, d, k, conf, t, pool, seed),
+        };
         for &i in &members {
             pool.remove(rows, d, i);
         }
         classes.push(rows, d, &members);
-        seed
+        budget.charge_class(rows, d, &members, &conf.mass).then_some(seed)
     };
     while pool.len() >= 3 * k {
         // MDAV alternates: a seed farthest from the centroid, then the one farthest from it.
-        let seed = form(&mut pool, true, &mut previous);
+        let seed = form(&mut pool, true, &mut previous)?;
         previous = if previous.is_none() { Some(seed) } else { None };
     }
     if pool.len() >= 2 * k {
-        form(&mut pool, false, &mut None);
+        form(&mut pool, false, &mut None)?;
     }
     let rest: Vec<usize> = pool.ids().iter().map(|&i| i as usize).collect();
     let leftovers = if rest.len() >= k {
@@ -42,12 +74,13 @@ pub fn k_first(rows: &[f64], d: usize, k: usize, conf: &Confidential, t: f64) ->
     } else {
         pool.ids().to_vec()
     };
-    classes.finish(rows, d, &leftovers)
+    Some(classes.finish(rows, d, &leftovers))
 }
 
-/// The seed, its k − 1 nearest remaining records and, while the group is above `t`, the
-/// nearest remaining record whose addition lowers its EMD (searched again from the nearest
-/// after each addition). Candidates are sorted lazily, a growing prefix at a time.
+/// The seed, its k − 1 nearest remaining records (nearest first, ties to the lowest index)
+/// and, while the group is above `t`, the nearest remaining record whose addition lowers
+/// its EMD (searched again from the nearest after each addition), in the order they join.
+/// Candidates are sorted lazily, a growing prefix at a time.
 fn group_around(
     rows: &[f64],
     d: usize,
@@ -69,6 +102,7 @@ fn group_around(
         cand.select_nth_unstable_by(k - 1, order);
     }
     let first = k.min(cand.len());
+    cand[..first].sort_unstable_by(order);
     let mut members: Vec<usize> = cand[..first].iter().map(|c| c.1 as usize).collect();
     let mut profile = conf.profile(members.iter().copied());
     let mut emd = conf.emd(&profile);
@@ -98,4 +132,66 @@ fn group_around(
         p += 1;
     }
     members
+}
+
+/// [`group_around`]'s group from the trees of the remaining records by kind, which lose
+/// the group's records as they join.
+fn group_by_kind(
+    rows: &[f64],
+    d: usize,
+    k: usize,
+    conf: &Confidential,
+    t: f64,
+    buckets: &mut Buckets,
+    seed: usize,
+) -> Vec<usize> {
+    let s = row(rows, d, seed).to_vec();
+    let mut members = vec![seed];
+    buckets.remove(seed);
+    let mut profile = conf.profile([seed]);
+    // The nearest remaining record (by distance, then index) of a kind that brings the EMD
+    // below `emd` (of any kind for `None`), with the EMD the group would have with it.
+    let mut next = |profile: &mut Profile, emd: Option<f64>| {
+        let mut best: Option<(f64, usize, f64)> = None;
+        for b in (0..buckets.len()).filter(|&b| buckets.remaining(b) > 0) {
+            let rep = buckets.representative(b).expect("a record of the kind");
+            let with = emd.map(|_| conf.emd_with(profile, rep));
+            if with.zip(emd).is_some_and(|(with, emd)| with >= emd) {
+                continue;
+            }
+            let (dist, i) = buckets.nearest(b, &s).expect("a remaining record");
+            if best.is_none_or(|(bd, bi, _)| (dist, i) < (bd, bi)) {
+                best = Some((dist, i, with.unwrap_or(0.0)));
+            }
+        }
+        let (_, i, with) = best?;
+        buckets.remove(i);
+        conf.add(profile, i);
+        Some((i, with))
+    };
+    while members.len() < k {
+        let Some((i, _)) = next(&mut profile, None) else { break };
+        members.push(i);
+    }
+    let mut emd = conf.emd(&profile);
+    while emd > t {
+        let Some((i, with)) = next(&mut profile, Some(emd)) else { break };
+        members.push(i);
+        emd = with;
+    }
+    members
+}
+
+/// Each record's kind (0..kinds, in order of first appearance) and the number of kinds:
+/// records of one kind have the same confidential values and mass.
+fn kinds(conf: &Confidential) -> (Vec<u32>, usize) {
+    let mut seen: HashMap<(Vec<u32>, u64), u32> = HashMap::new();
+    let kind_of = (0..conf.n())
+        .map(|i| {
+            let key = (conf.codes.iter().map(|c| c[i]).collect(), conf.mass[i].to_bits());
+            let next = seen.len() as u32;
+            *seen.entry(key).or_insert(next)
+        })
+        .collect();
+    (kind_of, seen.len())
 }

@@ -1,11 +1,10 @@
 //! The records not yet in a class, over the job's standardized keys (row-major, n × d), with
 //! the running sum of their keys so that their centroid costs O(d): what the MDAV-style
-//! loops of k-first and t-first take seeds from (the farthest record from a point).
+//! loops of k-first and t-first take seeds from (the farthest record from a point), by a
+//! scan or, when indexed, from a k-d tree of the remaining records (same answers).
 
-/// Squared Euclidean distance between two key vectors.
-pub fn dist2(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
-}
+use crate::index::kdtree::KdTree;
+pub use crate::index::squared_distance as dist2;
 
 /// Record `i`'s keys.
 pub fn row(rows: &[f64], d: usize, i: usize) -> &[f64] {
@@ -18,17 +17,21 @@ pub struct Pool {
     ids: Vec<u32>,
     pos: Vec<usize>,
     sums: Vec<f64>,
+    /// The remaining records in a k-d tree, when indexed.
+    tree: Option<KdTree<f64>>,
 }
 
 impl Pool {
-    /// Every record of `rows` (n × d).
-    pub fn full(rows: &[f64], d: usize) -> Self {
+    /// Every record of `rows` (n × d); with `indexed`, also in a k-d tree for
+    /// [`farthest`](Self::farthest).
+    pub fn full(rows: &[f64], d: usize, indexed: bool) -> Self {
         let n = rows.len() / d.max(1);
         let mut sums = vec![0.0; d];
         for i in 0..n {
             sums.iter_mut().zip(row(rows, d, i)).for_each(|(s, v)| *s += v);
         }
-        Pool { ids: (0..n as u32).collect(), pos: (0..n).collect(), sums }
+        let tree = indexed.then(|| KdTree::new(rows, d));
+        Pool { ids: (0..n as u32).collect(), pos: (0..n).collect(), sums, tree }
     }
 
     /// Number of remaining records.
@@ -55,6 +58,9 @@ impl Pool {
             self.pos[last as usize] = p;
         }
         self.sums.iter_mut().zip(row(rows, d, i)).for_each(|(s, v)| *s -= v);
+        if let Some(tree) = &mut self.tree {
+            tree.remove(i as u32);
+        }
     }
 
     /// The centroid of the remaining records.
@@ -65,6 +71,9 @@ impl Pool {
 
     /// The remaining record farthest from `point` (lowest index on ties).
     pub fn farthest(&self, rows: &[f64], d: usize, point: &[f64]) -> usize {
+        if let Some(tree) = &self.tree {
+            return tree.farthest(point).expect("a remaining record") as usize;
+        }
         let mut best = (f64::NEG_INFINITY, usize::MAX);
         for &i in &self.ids {
             let i = i as usize;

@@ -7,12 +7,25 @@
 //! of each run, which with distinct values bounds its EMD by (n − k′)/(2k′(n − 1)) ≤ t
 //! (Proposition 3); ties can exceed it, so the caller verifies.
 
+use super::buckets::Buckets;
+use super::budget::Budget;
 use super::confidential::Confidential;
 use super::pool::{Classes, Pool, dist2, row};
 
 /// Labels (0..g) of the records of `rows` (standardized keys, n × d, n ≥ k) grouped by
-/// t-first on the first confidential attribute.
-pub fn t_first(rows: &[f64], d: usize, k: usize, conf: &Confidential, t: f64) -> Vec<u32> {
+/// t-first on the first confidential attribute. With `indexed`, the seeds and each run's
+/// nearest record come from k-d trees of the remaining records ([`Pool`], [`Buckets`])
+/// instead of a scan per class: the same labels. `None` once the classes formed cost more
+/// than `budget` allows.
+pub fn t_first(
+    rows: &[f64],
+    d: usize,
+    k: usize,
+    conf: &Confidential,
+    t: f64,
+    indexed: bool,
+    budget: &mut Budget,
+) -> Option<Vec<u32>> {
     let n = conf.n();
     let runs = run_count(n, k, t);
     let mut order: Vec<u32> = (0..n as u32).collect();
@@ -26,10 +39,10 @@ pub fn t_first(rows: &[f64], d: usize, k: usize, conf: &Confidential, t: f64) ->
         }
         *size = b - a;
     }
-    let mut pool = Pool::full(rows, d);
+    let mut pool = Pool::full(rows, d, indexed);
+    let mut buckets = indexed.then(|| Buckets::new(rows, d, &run_of, runs));
     let mut classes = Classes::new(n);
     let mut previous: Option<usize> = None;
-    let mut nearest = vec![(f64::INFINITY, usize::MAX); runs];
     while left.iter().filter(|&&c| c > 0).count() >= k {
         let from = match previous {
             Some(s) => row(rows, d, s).to_vec(),
@@ -38,25 +51,47 @@ pub fn t_first(rows: &[f64], d: usize, k: usize, conf: &Confidential, t: f64) ->
         let seed = pool.farthest(rows, d, &from);
         previous = if previous.is_none() { Some(seed) } else { None };
         let s = row(rows, d, seed);
-        nearest.fill((f64::INFINITY, usize::MAX));
-        for &i in pool.ids() {
-            let (i, j) = (i as usize, run_of[i as usize] as usize);
-            let e = dist2(row(rows, d, i), s);
-            if e < nearest[j].0 || (e == nearest[j].0 && i < nearest[j].1) {
-                nearest[j] = (e, i);
-            }
-        }
-        nearest[run_of[seed] as usize] = (0.0, seed);
-        let members: Vec<usize> =
-            nearest.iter().filter(|b| b.1 != usize::MAX).map(|b| b.1).collect();
+        let nearest: Vec<Option<usize>> = match &buckets {
+            Some(b) => (0..runs).map(|j| b.nearest(j, s).map(|(_, i)| i)).collect(),
+            None => nearest_per_run(rows, d, &pool, &run_of, runs, s),
+        };
+        let members: Vec<usize> = (0..runs)
+            .filter_map(|j| if j == run_of[seed] as usize { Some(seed) } else { nearest[j] })
+            .collect();
         for &i in &members {
             pool.remove(rows, d, i);
+            if let Some(b) = &mut buckets {
+                b.remove(i);
+            }
             left[run_of[i] as usize] -= 1;
         }
         classes.push(rows, d, &members);
+        if !budget.charge_class(rows, d, &members, &conf.mass) {
+            return None;
+        }
     }
     let leftovers = pool.ids().to_vec();
-    classes.finish(rows, d, &leftovers)
+    Some(classes.finish(rows, d, &leftovers))
+}
+
+/// Per run, the remaining record nearest to `s` (ties to the lowest index), by a scan.
+fn nearest_per_run(
+    rows: &[f64],
+    d: usize,
+    pool: &Pool,
+    run_of: &[u32],
+    runs: usize,
+    s: &[f64],
+) -> Vec<Option<usize>> {
+    let mut nearest = vec![(f64::INFINITY, usize::MAX); runs];
+    for &i in pool.ids() {
+        let (i, j) = (i as usize, run_of[i as usize] as usize);
+        let e = dist2(row(rows, d, i), s);
+        if e < nearest[j].0 || (e == nearest[j].0 && i < nearest[j].1) {
+            nearest[j] = (e, i);
+        }
+    }
+    nearest.iter().map(|b| (b.1 != usize::MAX).then_some(b.1)).collect()
 }
 
 /// k′ = max(k, ⌈n / (2(n−1)t + 1)⌉), at most n.

@@ -3,6 +3,7 @@
 
 use super::emd::tests::direct_emd;
 use super::*;
+use crate::index::IndexChoice;
 use crate::workflow::Strata;
 use ndarray::Array2;
 use proptest::prelude::*;
@@ -79,6 +80,69 @@ proptest! {
         }
     }
 
+    /// The indexed searches (k-d trees of the remaining records, by kind for k-first and by
+    /// run for t-first) give the scans' labels, with many tied distances (small integer
+    /// keys, duplicates), tied confidential values, several attributes and masses that round.
+    #[test]
+    fn indexed_searches_give_the_scans_labels(
+        rows in prop::collection::vec((0u8..5, 0u8..5, 0u32..5, 0u32..3), 4..160),
+        k in 2usize..5,
+        t in 0.01f64..0.5,
+        ordered in any::<bool>(),
+        weighted in any::<bool>(),
+        second in any::<bool>(),
+    ) {
+        prop_assume!(rows.len() >= k);
+        let n = rows.len();
+        let keys: Vec<f64> = rows.iter().flat_map(|r| [r.0 as f64 * 0.5, r.1 as f64]).collect();
+        let mut codes = vec![rows.iter().map(|r| r.2).collect::<Vec<u32>>()];
+        if second {
+            codes.push(rows.iter().map(|r| r.3).collect());
+        }
+        let mass: Vec<f64> =
+            rows.iter().map(|r| if weighted { (r.3 + 1) as f64 / 3.0 } else { 1.0 }).collect();
+        let refs: Vec<Reference> = codes
+            .iter()
+            .enumerate()
+            .map(|(a, c)| Reference::new(c, 5, &mass, ordered == (a == 0)))
+            .collect();
+        let conf = Confidential { codes, mass, references: &refs };
+        let free = &mut Budget::unlimited();
+        let scan = k_first::k_first(&keys, 2, k, &conf, t, IndexChoice::Off, free);
+        prop_assert_eq!(k_first::k_first(&keys, 2, k, &conf, t, IndexChoice::On, free), scan);
+        let scan = t_first::t_first(&keys, 2, k, &conf, t, false, free);
+        prop_assert_eq!(t_first::t_first(&keys, 2, k, &conf, t, true, free), scan);
+        prop_assert_eq!(conf.n(), n);
+    }
+
+    /// "auto" (the cheapest first, later candidates dropped once costlier than the best)
+    /// releases the partition of least SSE among the three methods run alone, and exactly
+    /// the one of the method it names.
+    #[test]
+    fn auto_is_the_best_of_the_three(
+        rows in prop::collection::vec((-5.0f64..5.0, -5.0f64..5.0, 0u32..4, 1u32..4), 8..80),
+        k in 2usize..4,
+        t in 0.05f64..0.5,
+        ordered in any::<bool>(),
+        weighted in any::<bool>(),
+    ) {
+        let x = Array2::from_shape_fn((rows.len(), 2), |(i, j)| if j == 0 { rows[i].0 } else { rows[i].1 });
+        let mass: Vec<f64> = rows.iter().map(|r| if weighted { r.3 as f64 / 3.0 } else { 1.0 }).collect();
+        let workflow = Workflow { weights: weighted.then(|| mass.clone()), ..Workflow::default() };
+        let sensitive = vec![attribute(rows.iter().map(|r| r.2).collect(), ordered)];
+        let out = |method| {
+            let tc = TCloseness { sensitive: sensitive.clone(), t, method };
+            run(&x, k, &tc, &workflow).unwrap()
+        };
+        let auto = out(TMethod::Auto);
+        let alone = out(auto.chosen[0]);
+        prop_assert_eq!(auto.outcome.partition.labels(), alone.outcome.partition.labels());
+        for m in [TMethod::Merge, TMethod::KFirst, TMethod::TFirst] {
+            let sse = out(m).outcome.evaluation.sse;
+            prop_assert!(auto.outcome.evaluation.sse <= sse * (1.0 + 1e-9), "{:?} beats auto", m);
+        }
+    }
+
     /// Distinct confidential values and n a multiple of k′: every class holds one record of
     /// each run, which meets the bound, so no merge is needed.
     #[test]
@@ -95,8 +159,9 @@ proptest! {
         prop_assume!({ let mut c = codes.clone(); c.sort_unstable(); c.dedup(); c.len() == n });
         let refs = [Reference::new(&codes, n, &vec![1.0; n], true)];
         let conf = Confidential { codes: vec![codes], mass: vec![1.0; n], references: &refs };
-        let built = t_first::t_first(&keys, 1, 2, &conf, t);
-        let (_, merges) = verify::merge_until_close(&keys, 1, &built, &conf, t);
+        let free = &mut Budget::unlimited();
+        let built = t_first::t_first(&keys, 1, 2, &conf, t, false, free).unwrap();
+        let (_, merges) = verify::merge_until_close(&keys, 1, &built, &conf, t, free).unwrap();
         prop_assert_eq!(merges, 0);
     }
 }

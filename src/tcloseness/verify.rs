@@ -4,6 +4,7 @@
 //! algorithm, applied to a k-anonymous partition. Ends at the latest with one class, the
 //! job's records, which the caller has checked to be t-close.
 
+use super::budget::Budget;
 use super::confidential::{Confidential, Profile};
 use super::pool::{dist2, row};
 
@@ -12,23 +13,31 @@ pub const SLACK: f64 = 1e-12;
 
 /// Merges classes of `labels` (0..g over the records of `rows`, n × d) until every class is
 /// within `t` (plus [`SLACK`]); returns the labels 0..g′ of the merged classes (in the order
-/// of their lowest original label) and the number of merges.
+/// of their lowest original label) and the number of merges, or `None` once the merges
+/// have added more (weighted) SSE than `budget` allows.
 pub fn merge_until_close(
     rows: &[f64],
     d: usize,
     labels: &[u32],
     conf: &Confidential,
     t: f64,
-) -> (Vec<u32>, usize) {
+    budget: &mut Budget,
+) -> Option<(Vec<u32>, usize)> {
     let g = labels.iter().map(|&l| l as usize + 1).max().unwrap_or(0);
     let mut profiles: Vec<Profile> = vec![conf.empty(); g];
     let mut sums = vec![vec![0.0; d]; g];
     let mut sizes = vec![0usize; g];
+    // Mass-weighted sums and masses, for the SSE each merge adds.
+    let mut weighted = vec![vec![0.0; d]; g];
+    let mut masses = vec![0.0; g];
     for (i, &l) in labels.iter().enumerate() {
         let l = l as usize;
         conf.add(&mut profiles[l], i);
         sums[l].iter_mut().zip(row(rows, d, i)).for_each(|(s, v)| *s += v);
         sizes[l] += 1;
+        let m = conf.mass[i];
+        weighted[l].iter_mut().zip(row(rows, d, i)).for_each(|(s, v)| *s += m * v);
+        masses[l] += m;
     }
     let mut emd: Vec<f64> = profiles.iter().map(|p| conf.emd(p)).collect();
     // Centroids kept up to date (row-major g × d), so the nearest search only subtracts.
@@ -58,6 +67,12 @@ pub fn merge_until_close(
             }
         }
         let target = target.1;
+        if !budget.charge(added_sse(&weighted, &masses, worst, target)) {
+            return None;
+        }
+        let moved = std::mem::take(&mut weighted[worst]);
+        weighted[target].iter_mut().zip(&moved).for_each(|(s, v)| *s += v);
+        masses[target] += masses[worst];
         let moved = std::mem::take(&mut profiles[worst]);
         profiles[target].absorb(&moved);
         let moved = std::mem::take(&mut sums[worst]);
@@ -81,5 +96,17 @@ pub fn merge_until_close(
         }
         l
     };
-    (labels.iter().map(|&l| compact[root(l as usize)]).collect(), merges)
+    Some((labels.iter().map(|&l| compact[root(l as usize)]).collect(), merges))
+}
+
+/// The weighted SSE that merging classes `a` and `b` adds, W_a·W_b/(W_a + W_b)·‖μ_a − μ_b‖²
+/// from their mass-weighted key sums and masses (0 when either has no mass: its records
+/// count nothing in the SSE, as in the release).
+fn added_sse(weighted: &[Vec<f64>], masses: &[f64], a: usize, b: usize) -> f64 {
+    let (wa, wb) = (masses[a], masses[b]);
+    if wa <= 0.0 || wb <= 0.0 {
+        return 0.0;
+    }
+    let gap = weighted[a].iter().zip(&weighted[b]).map(|(x, y)| x / wa - y / wb);
+    wa * wb / (wa + wb) * gap.map(|g| g * g).sum::<f64>()
 }

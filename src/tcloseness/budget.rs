@@ -1,0 +1,86 @@
+//! `"auto"`'s early stop: a partition's (weighted) SSE only grows as its classes take more
+//! records or merge, so a candidate whose classes so far already cost more than the best
+//! complete candidate cannot be chosen and is dropped where it stands.
+
+use super::pool::row;
+
+/// Relative margin on the limit: the SSE charged here and the SSE `"auto"` compares are
+/// summed in different orders, so a candidate is dropped only when clearly worse (never one
+/// that would tie).
+const MARGIN: f64 = 1e-9;
+
+/// The SSE spent so far by a candidate and the most it may spend.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    limit: f64,
+    spent: f64,
+}
+
+impl Budget {
+    /// No limit (a single method, or the first candidate).
+    pub fn unlimited() -> Self {
+        Budget { limit: f64::INFINITY, spent: 0.0 }
+    }
+
+    /// Up to the SSE `best` of the best complete candidate (and the rounding margin).
+    pub fn below(best: f64) -> Self {
+        Budget { limit: best * (1.0 + MARGIN) + f64::MIN_POSITIVE, spent: 0.0 }
+    }
+
+    /// Starts over from a partition of SSE `sse` (a candidate's classes as built); false if
+    /// that is already over the limit.
+    pub fn restart(&mut self, sse: f64) -> bool {
+        self.spent = sse;
+        self.spent <= self.limit
+    }
+
+    /// Adds `amount` (the SSE a merge adds); false once over the limit.
+    pub fn charge(&mut self, amount: f64) -> bool {
+        self.spent += amount;
+        self.spent <= self.limit
+    }
+
+    /// Adds the SSE of a new class `members` of `rows` (n × d), each record counting with its
+    /// `mass`, around their weighted mean; false once over the limit.
+    pub fn charge_class(
+        &mut self,
+        rows: &[f64],
+        d: usize,
+        members: &[usize],
+        mass: &[f64],
+    ) -> bool {
+        let total: f64 = members.iter().map(|&i| mass[i]).sum();
+        if total <= 0.0 {
+            return self.spent <= self.limit;
+        }
+        let mut mean = vec![0.0; d];
+        for &i in members {
+            mean.iter_mut().zip(row(rows, d, i)).for_each(|(c, v)| *c += mass[i] * v / total);
+        }
+        let sse = members
+            .iter()
+            .map(|&i| {
+                mass[i]
+                    * row(rows, d, i).iter().zip(&mean).map(|(v, c)| (v - c) * (v - c)).sum::<f64>()
+            })
+            .sum();
+        self.charge(sse)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_class_charges_its_weighted_sse_and_the_limit_keeps_ties() {
+        // Points 0 and 2 (mass 1 and 3): weighted mean 1.5, SSE 1·1.5² + 3·0.5² = 3.
+        let rows = [0.0, 2.0];
+        let mut b = Budget::below(3.0);
+        assert!(b.charge_class(&rows, 1, &[0, 1], &[1.0, 3.0]), "a tie is kept");
+        assert!(!b.charge(1e-6));
+        let mut free = Budget::unlimited();
+        assert!(free.charge_class(&rows, 1, &[0, 1], &[0.0, 0.0]) && free.restart(1e300));
+        assert!(!Budget::below(2.0).restart(3.0));
+    }
+}
