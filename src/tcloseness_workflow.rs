@@ -26,6 +26,7 @@ use crate::microaggregate::Options;
 use crate::missing::Missing;
 use crate::parallel::Exec;
 use crate::progress::Progress;
+use crate::tcloseness::budget::Budget;
 use crate::tcloseness::confidential::Confidential;
 use crate::tcloseness::emd::Reference;
 use crate::tcloseness::{TCloseOutcome, TCloseness, t_close_microaggregate, verify};
@@ -143,7 +144,16 @@ fn t_close_parts<S: Float>(
             };
             let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
             let rows = scaling.rows_of::<S, f64>(x.select(Axis(0), &rows).view())?;
-            verify::merge_until_close(&rows, x.ncols(), &labels, &conf, tc.t).0
+            verify::merge_until_close(
+                &rows,
+                x.ncols(),
+                &labels,
+                &conf,
+                tc.t,
+                &mut Budget::unlimited(),
+            )
+            .expect("an unlimited budget is never exceeded")
+            .0
         } else {
             labels
         };
