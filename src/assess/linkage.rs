@@ -38,9 +38,10 @@ pub const KD_TREE_MAX_DIM: usize = 3;
 
 /// Up to this many attributes the block index is used, above it the scan of every distinct
 /// row ([`link_by_scan`]). Measured as above, CPU seconds, blocks vs scan: d = 4 0.06 vs
-/// 0.15, d = 6 0.15 vs 0.19, d = 7 0.20 vs 0.22, d = 8 0.30 vs 0.23, d = 15 1.72 vs 0.38
-/// (the blocks prune less as d grows; the scan's cost grows only as d + 1).
-pub const BLOCKS_MAX_DIM: usize = 7;
+/// 0.15, d = 6 0.15 vs 0.19, d = 7 0.20 vs 0.22, d = 8 0.30 vs 0.23, d = 15 1.72 vs 0.38;
+/// at 10⁶ records d = 8 8.7 vs 18.1, d = 15 149.6 vs 28.9. The blocks prune less as d
+/// grows and better as the release grows; the scan's cost grows as d + 1 and n²/k.
+pub const BLOCKS_MAX_DIM: usize = 8;
 
 /// Queries per parallel task.
 const CHUNK: usize = 512;
