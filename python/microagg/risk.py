@@ -129,9 +129,10 @@ def record_linkage(X: Any, Xm: Any, method: str = "nearest", *, n_jobs: int = 1)
     When t released records tie at exactly the same computed distance, the intruder picks
     one at random, so the link is correct with probability 1/t when the record's own
     release is among them; ``rate`` is the mean of that probability. The Rust core searches
-    the release's distinct rows (one per group of a microaggregated file) with an exact
-    index (a k-d tree up to 3 attributes, bounded blocks of 32 above), in ``n_jobs`` threads with
-    the same answer for every ``n_jobs``; memory O(n·d).
+    the release's distinct rows (one per group of a microaggregated file) exactly: a k-d
+    tree up to 3 attributes, bounded blocks of 32 up to 8, above it f32 scores of every
+    distinct row within a rigorous rounding bound and an exact re-check; in ``n_jobs`` threads with the same answer for
+    every ``n_jobs``; memory O(n·d).
 
     ``method="global"`` (GDBRL, Herranz et al. 2015; sdcMicro's ``recordLinkage`` with
     ``distance="euclidean"``): the one-to-one matching of minimum total distance, solved by

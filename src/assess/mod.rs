@@ -3,10 +3,18 @@
 //! The Python package computes the cheap measures (interval disclosure, IL1s, eigen, the
 //! per-attribute changes) with NumPy; what is quadratic in the naive form lives here:
 //! distance-based record linkage, which links every original record to its nearest released
-//! records through an exact index over the release's distinct rows ([`crate::index`]).
+//! records exactly, over the release's distinct rows: an index ([`crate::index`]) in few
+//! dimensions, a scan by f32 scores with an exact re-check above.
 
 pub mod distinct;
 pub mod linkage;
+mod scan;
+mod score_bound;
+mod scores;
+#[cfg(target_arch = "x86_64")]
+mod scores_avx2;
+#[cfg(target_arch = "x86_64")]
+mod scores_avx512;
 
 pub use distinct::DistinctRows;
 pub use linkage::{NearestLinks, link_nearest};
