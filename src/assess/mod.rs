@@ -8,5 +8,4 @@
 pub mod distinct;
 pub mod linkage;
 
-pub use distinct::DistinctRows;
 pub use linkage::{NearestLinks, link_nearest};

@@ -125,11 +125,13 @@ impl<T: Float> KdTree<T> {
     }
 
     /// Number of points not removed.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.nodes.first().map_or(0, |r| r.live as usize)
     }
 
     /// True when every point was removed (or there were none).
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -383,10 +385,6 @@ fn row<T>(points: &[T], dim: usize, i: usize) -> &[T] {
 }
 
 impl<T: Float> NearestIndex<T> for KdTree<T> {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-
     fn search(&self, query: &[T], ties: &mut Ties<T>) {
         debug_assert_eq!(query.len(), self.dim);
         self.walk(&mut NearestSearch { query, ties });
