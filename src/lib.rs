@@ -56,7 +56,9 @@ pub use float::Float;
 pub use incremental::{Incremental, IncrementalOptions, Plan, Strategy, critical_head_start, plan};
 pub use index::IndexChoice;
 pub use method::{METHODS, Method, ParamValue};
-pub use microaggregate::{Options, Outcome, evaluate, microaggregate, microaggregate_with};
+pub use microaggregate::{
+    Options, Outcome, complete_missing, evaluate, microaggregate, microaggregate_with,
+};
 pub use missing::{MISSING_MODES, Missing};
 pub use parallel::Parallelism;
 pub use partition::Partition;
@@ -65,7 +67,6 @@ pub use tcloseness::{
     SensitiveAttribute, T_METHODS, TCloseOutcome, TCloseness, TMethod, t_close_microaggregate,
 };
 pub use workflow::aggregate::AGGREGATIONS;
-pub use workflow::completion::complete;
 pub use workflow::evaluation::Evaluation;
 pub use workflow::strata::SMALL_STRATA;
 pub use workflow::{Aggregation, Merge, SmallStrata, Strata, Workflow};

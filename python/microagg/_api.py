@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -20,8 +20,11 @@ from ._validation import (
     check_str,
     normalize_params,
 )
-from ._workflow import StratumMerge, as_trim, as_weights, factorize_strata
+from ._workflow import StratumMerge, factorize_strata, workflow_options
 from ._mixed.types import key_matrix
+
+if TYPE_CHECKING:
+    from ._core import _RunOptions
 
 R = TypeVar("R", bound="MicroaggregationResult")
 
@@ -262,28 +265,24 @@ def microaggregate(
         seed = check_int(seed, "seed", minimum=0, maximum=2**64 - 1)
     if progress is not None and not isinstance(progress, _core.Progress):
         raise TypeError("progress must be a microagg._core.Progress")
-    n = arr.shape[0]
-    codes, strata = factorize_strata(by, n) if by is not None else (None, [])
+    workflow, strata = workflow_options(
+        by,
+        arr.shape[0],
+        small_strata=small_strata,
+        weights=weights,
+        aggregation=aggregation,
+        trim=trim,
+        max_part=max_part,
+        scale=scale,
+    )
     missing = check_str(missing, "missing")
     out = _core.microaggregate_array(
         arr,
         k,
-        method,
-        standardize=standardize,
+        run_options(method, method_params, standardize, n_jobs, seed, missing),
+        workflow,
         single_precision=single,
-        n_jobs=n_jobs,
-        seed=seed,
-        params=normalize_params(method_params),
         progress=progress,
-        by=codes,
-        by_names=[repr(v) for v in strata] if codes is not None else None,
-        small_strata=check_str(small_strata, "small_strata"),
-        weights=as_weights(weights, n) if weights is not None else None,
-        aggregation=check_str(aggregation, "aggregation"),
-        trim=as_trim(trim),
-        missing=missing,
-        max_part=None if max_part is None else check_int(max_part, "max_part", minimum=1),
-        scale=scale,
     )
     cells = np.isnan(arr) if missing in ("fill", "keep") else None
     return released_result(
@@ -315,6 +314,21 @@ def released_result(cls: type[R], out: Any, k: int, method: str, strata: list[An
         released_values=released,
         **fields,
     )
+
+
+def run_options(
+    method: str, method_params: dict[str, Any], standardize: bool, n_jobs: int, seed: Optional[int], missing: str
+) -> _RunOptions:
+    """The method and run options as the extension takes them (one dict, every key present;
+    the core checks the values)."""
+    return {
+        "method": method,
+        "params": normalize_params(method_params),
+        "standardize": standardize,
+        "n_jobs": n_jobs,
+        "seed": seed,
+        "missing": missing,
+    }
 
 
 def _standardization(standardize: Any, d: int) -> tuple[bool, Optional[npt.NDArray[np.float64]]]:

@@ -23,9 +23,9 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._api import MicroaggregationResult, _standardization, released_result
-from ._validation import as_data_matrix, check_int, check_k, check_str, normalize_params
-from ._workflow import _factorize_column, _is_missing, as_trim, as_weights, factorize_strata
+from ._api import MicroaggregationResult, _standardization, released_result, run_options
+from ._validation import as_data_matrix, check_int, check_k, check_str
+from ._workflow import _factorize_column, _is_missing, as_weights, factorize_strata, workflow_options
 
 T_METHODS: tuple[str, ...] = tuple(_core.T_METHODS)
 """Names accepted by ``t_method=``."""
@@ -129,7 +129,16 @@ def t_close_microaggregate(
     kind_of = _kinds(kinds, names, columns)
     encoded = [_encode(c, name, kind_of[name]) for name, c in zip(names, columns)]
     standardize, scale = _standardization(standardize, arr.shape[1])
-    codes, strata = factorize_strata(by, n) if by is not None else (None, [])
+    workflow, strata = workflow_options(
+        by,
+        n,
+        small_strata=small_strata,
+        weights=weights,
+        aggregation=aggregation,
+        trim=trim,
+        max_part=None,
+        scale=scale,
+    )
     if seed is not None:
         seed = check_int(seed, "seed", minimum=0)
     out, chosen, max_emd = _core.t_close_array(
@@ -141,18 +150,8 @@ def t_close_microaggregate(
         names,
         t,
         t_method,
-        method=check_str(method, "method"),
-        params=normalize_params(method_params),
-        standardize=standardize,
-        n_jobs=check_int(n_jobs, "n_jobs"),
-        seed=seed,
-        by=codes,
-        by_names=[repr(v) for v in strata] if codes is not None else None,
-        small_strata=check_str(small_strata, "small_strata"),
-        weights=as_weights(weights, n) if weights is not None else None,
-        aggregation=check_str(aggregation, "aggregation"),
-        trim=as_trim(trim),
-        scale=scale,
+        run_options(check_str(method, "method"), method_params, standardize, check_int(n_jobs, "n_jobs"), seed, "error"),
+        workflow,
     )
     return released_result(
         TCloseResult,
