@@ -260,7 +260,7 @@ def microaggregate(
     k = check_k(k)
     method = check_str(method, "method")
     standardize, scale = _standardization(standardize, arr.shape[1])
-    n_jobs = check_int(n_jobs, "n_jobs")
+    n_jobs = check_int(n_jobs, "n_jobs", minimum=-(2**63))
     if seed is not None:
         seed = check_int(seed, "seed", minimum=0, maximum=2**64 - 1)
     if progress is not None and not isinstance(progress, _core.Progress):

@@ -150,7 +150,7 @@ def t_close_microaggregate(
         names,
         t,
         t_method,
-        run_options(check_str(method, "method"), method_params, standardize, check_int(n_jobs, "n_jobs"), seed, "error"),
+        run_options(check_str(method, "method"), method_params, standardize, check_int(n_jobs, "n_jobs", minimum=-(2**63)), seed, "error"),
         workflow,
     )
     return released_result(
