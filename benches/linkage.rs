@@ -8,8 +8,8 @@
 //! the cores). Prints; asserts nothing but that every thread count gives the same links.
 //! Uses mimalloc, the allocator of the Python extension.
 
-use microagg::assess::link_nearest;
-use microagg::parallel::Parallelism;
+use microagg::Parallelism;
+use microagg::link_nearest;
 use microagg::{Method, Options, Progress, microaggregate};
 use ndarray::{Array2, Axis};
 use rand::SeedableRng;
@@ -17,6 +17,8 @@ use rand::rngs::StdRng;
 use rand_distr::{Distribution, StandardNormal};
 use std::time::Instant;
 
+// With the `python` feature the library installs this allocator itself.
+#[cfg(not(feature = "python"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -4,10 +4,10 @@
 //! Benchmarks measure and print; they assert nothing.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use microagg::algorithms::mdav::{MdavOptions, mdav};
-use microagg::dataset::{Scaling, WorkingSet};
-use microagg::kernels::{self, Farthest, Metric};
-use microagg::parallel::Exec;
+use microagg::engine::Exec;
+use microagg::engine::{self, Farthest, Metric};
+use microagg::engine::{MdavOptions, mdav};
+use microagg::engine::{Scaling, WorkingSet};
 use microagg::{Float, Progress};
 use ndarray::Array2;
 use rand::SeedableRng;
@@ -38,7 +38,7 @@ fn bench_scan(c: &mut Criterion) {
         g.throughput(Throughput::Bytes(((ws.d() + 1) * ws.n() * size_of::<T>()) as u64));
         g.bench_function(BenchmarkId::new(T::NAME, format!("{metric:?}")), |b| {
             b.iter(|| {
-                kernels::scan(
+                engine::scan(
                     Exec::SEQUENTIAL,
                     &ws,
                     ws.n(),

@@ -19,9 +19,10 @@
 //! Prints; asserts nothing. Uses mimalloc, the allocator of the Python extension
 //! (`src/python/mod.rs`).
 
-use microagg::algorithms::mdav::{MdavOptions, mdav};
-use microagg::dataset::{Scaling, WorkingSet};
-use microagg::parallel::{Exec, Parallelism};
+use microagg::Parallelism;
+use microagg::engine::Exec;
+use microagg::engine::{MdavOptions, mdav};
+use microagg::engine::{Scaling, WorkingSet};
 use microagg::{Float, Method, Options, Progress, microaggregate};
 use ndarray::Array2;
 use rand::SeedableRng;
@@ -31,6 +32,8 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+// With the `python` feature the library installs this allocator itself.
+#[cfg(not(feature = "python"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -4,9 +4,9 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use microagg::Progress;
-use microagg::algorithms::mondrian::{CutRule, mondrian};
-use microagg::dataset::{Scaling, WorkingSet};
-use microagg::parallel::Exec;
+use microagg::engine::Exec;
+use microagg::engine::{CutRule, mondrian};
+use microagg::engine::{Scaling, WorkingSet};
 use ndarray::Array2;
 use rand::SeedableRng;
 use rand::rngs::StdRng;

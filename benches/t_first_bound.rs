@@ -8,11 +8,7 @@
 //! bench-results/t_closeness.md): k′, that bound, the largest class EMD as built, how many
 //! classes were above t and how many merges verification made.
 
-use microagg::dataset::Scaling;
-use microagg::tcloseness::budget::Budget;
-use microagg::tcloseness::confidential::Confidential;
-use microagg::tcloseness::emd::Reference;
-use microagg::tcloseness::{t_first, verify};
+use microagg::engine::{Budget, Confidential, Reference, Scaling, t_first, verify};
 use ndarray::{Array2, Axis};
 
 fn census() -> Array2<f64> {

@@ -18,48 +18,74 @@
 //! assert_eq!(out.partition.group_sizes().iter().min(), Some(&2));
 //! ```
 //!
-//! Modules: [`dataset`] (validation, working copy), [`kernels`] (hot loops), [`partition`]
-//! (result and quality), [`parallel`] (threads), [`algorithms`] (one file per family),
-//! [`method`] (the catalogue), [`workflow`] (strata, parts, weights, aggregation: docs/workflow.md,
-//! docs/scaling.md#partitioned-runs), [`missing`] and [`workflow::completion`] (missing values), [`dense`] (small d × d
-//! solves), [`index`] and [`assess`] (nearest-neighbour indexes, record linkage: docs/assessment.md#risk),
-//! [`microaggregate()`] (the entry point), [`tcloseness`] and [`tcloseness_workflow`] (t-closeness
-//! of confidential attributes, docs/workflow.md#t-closeness-of-confidential-attributes).
+//! The public API is what a caller of the library needs: the entry points
+//! ([`microaggregate()`], [`t_close_microaggregate()`] and [`t_close_microaggregate_with()`]
+//! (t-closeness with missing values and parts), [`Incremental`], [`link_nearest()`]),
+//! their options and results, re-exported here; and [`engine`], the pieces the benches time
+//! on their own. Every module is private to the crate (docs/architecture.md#what-is-public):
+//! internals can move without breaking a caller.
 
-pub mod algorithms;
-pub mod assess;
+mod algorithms;
+mod assess;
 mod cache_line;
-pub mod centroid_table;
-pub mod dataset;
-pub mod dense;
-pub mod error;
-pub mod float;
-pub mod incremental;
-pub mod index;
-pub mod kernels;
-pub mod method;
+mod centroid_table;
+mod dataset;
+mod dense;
+mod error;
+mod float;
+mod incremental;
+mod index;
+mod kernels;
+mod method;
 mod microaggregate;
-pub mod missing;
-pub mod parallel;
-pub mod partition;
+mod missing;
+mod parallel;
+mod partition;
 mod prefetch;
-pub mod progress;
-pub mod rng;
-pub mod tcloseness;
-pub mod tcloseness_workflow;
+mod progress;
+mod rng;
+mod tcloseness;
+mod tcloseness_workflow;
 mod width;
-pub mod workflow;
+mod workflow;
 
 #[cfg(feature = "python")]
 mod python;
 
+pub use assess::{NearestLinks, link_nearest};
 pub use error::{Error, Result};
 pub use float::Float;
+pub use incremental::{Incremental, IncrementalOptions, Plan, Strategy, critical_head_start, plan};
+pub use index::IndexChoice;
 pub use method::{METHODS, Method, ParamValue};
-pub use microaggregate::{Options, Outcome, evaluate, microaggregate, microaggregate_with};
-pub use missing::Missing;
+pub use microaggregate::{
+    Options, Outcome, complete_missing, evaluate, microaggregate, microaggregate_with,
+};
+pub use missing::{MISSING_MODES, Missing};
 pub use parallel::Parallelism;
 pub use partition::Partition;
 pub use progress::Progress;
-pub use workflow::Workflow;
+pub use tcloseness::{
+    SensitiveAttribute, T_METHODS, TCloseOutcome, TCloseness, TMethod, t_close_microaggregate,
+};
+pub use tcloseness_workflow::t_close_microaggregate_with;
+pub use workflow::aggregate::AGGREGATIONS;
 pub use workflow::evaluation::Evaluation;
+pub use workflow::strata::SMALL_STRATA;
+pub use workflow::{Aggregation, Merge, SmallStrata, Strata, Workflow};
+
+/// The engine pieces the benches time or inspect on their own, below the entry point: the
+/// working copy of the data, the farthest-point scan, exact MDAV and Mondrian on a prepared
+/// working set, the execution context of one pass, and t-first's classes before their
+/// verification (`benches/t_first_bound.rs`).
+pub mod engine {
+    pub use crate::algorithms::mdav::{MdavOptions, mdav};
+    pub use crate::algorithms::mondrian::{CutRule, mondrian};
+    pub use crate::dataset::{Scaling, WorkingSet};
+    pub use crate::kernels::{Farthest, Metric, scan};
+    pub use crate::parallel::Exec;
+    pub use crate::tcloseness::budget::Budget;
+    pub use crate::tcloseness::confidential::Confidential;
+    pub use crate::tcloseness::emd::Reference;
+    pub use crate::tcloseness::{t_first, verify};
+}

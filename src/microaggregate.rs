@@ -273,3 +273,12 @@ pub fn evaluate<S: Float>(
     let partition = Partition::from_labels(labels)?;
     Evaluation::new(x, &partition, &Scaling::fit(x, standardize))
 }
+
+/// `x` with each missing cell (NaN) at its conditional expectation under the normal fitted
+/// by EM: the coordinates `missing="fill"` and `"keep"` group on
+/// (docs/workflow.md#missing-values). The data is validated first (±∞ and empty data are
+/// refused; a column with no observed value is an error).
+pub fn complete_missing<S: Float>(x: ArrayView2<S>) -> Result<ndarray::Array2<S>> {
+    validate_missing(x)?;
+    completion::complete(x)
+}

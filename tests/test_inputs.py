@@ -160,6 +160,7 @@ def test_memory_layouts_and_dtypes_give_the_same_partition() -> None:
         ("k", {"k": 2**63}),
         ("max_part", {"max_part": 2**70}),
         ("n_jobs", {"n_jobs": 2**70}),
+        ("n_jobs", {"n_jobs": -(2**70)}),
         ("seed", {"seed": 2**64}),
         ("n_init", {"method": "ona", "n_init": 2**70}),
         ("max_rounds", {"method": "ona-star", "max_rounds": -(2**70)}),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional, TypeVar, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -20,8 +20,11 @@ from ._validation import (
     check_str,
     normalize_params,
 )
-from ._workflow import StratumMerge, as_trim, as_weights, factorize_strata
+from ._workflow import StratumMerge, factorize_strata, workflow_options
 from ._mixed.types import key_matrix
+
+if TYPE_CHECKING:
+    from ._core import _RunOptions, _WorkflowOptions
 
 R = TypeVar("R", bound="MicroaggregationResult")
 
@@ -258,7 +261,9 @@ def microaggregate(
         small_strata=small_strata, weights=weights, aggregation=aggregation, trim=trim, missing=missing,
         max_part=max_part, method_params=method_params,
     )
-    out = _core.microaggregate_array(run.matrix, run.k, single_precision=run.single, **run.keywords)
+    out = _core.microaggregate_array(
+        run.matrix, run.k, run.options, run.workflow, single_precision=run.single, progress=run.progress
+    )
     return released_result(MicroaggregationResult, out, run.k, method, run.strata, **run.fields)
 
 
@@ -273,8 +278,12 @@ class PreparedRun(NamedTuple):
     k: int
     strata: list[Any]
     """The original value of each stratum code (empty without ``by``)."""
-    keywords: dict[str, Any]
-    """``method``, its ``params`` and the workflow keywords of both entry points."""
+    options: "_RunOptions"
+    """The method, its ``params`` and the run options (:func:`run_options`)."""
+    workflow: "_WorkflowOptions"
+    """Strata, weights, aggregation, ``max_part`` and scale (:func:`workflow_options`)."""
+    progress: Any
+    """The caller's ``microagg._core.Progress`` or None."""
     fields: dict[str, Any]
     """What the result records of the run: ``aggregation``, ``missing``, ``missing_cells``,
     ``n_filled``."""
@@ -305,30 +314,23 @@ def prepare_run(
     arr, single = as_data_matrix(X, dtype)
     k = check_k(k)
     standardize, scale = _standardization(standardize, arr.shape[1])
+    n_jobs = check_int(n_jobs, "n_jobs", minimum=-(2**63))
     if seed is not None:
         seed = check_int(seed, "seed", minimum=0, maximum=2**64 - 1)
     if progress is not None and not isinstance(progress, _core.Progress):
         raise TypeError("progress must be a microagg._core.Progress")
-    n = arr.shape[0]
-    codes, strata = factorize_strata(by, n) if by is not None else (None, [])
-    missing = check_str(missing, "missing")
-    keywords = dict(
-        method=check_str(method, "method"),
-        params=normalize_params(method_params),
-        standardize=standardize,
-        n_jobs=check_int(n_jobs, "n_jobs"),
-        seed=seed,
-        progress=progress,
-        by=codes,
-        by_names=[repr(v) for v in strata] if codes is not None else None,
-        small_strata=check_str(small_strata, "small_strata"),
-        weights=as_weights(weights, n) if weights is not None else None,
-        aggregation=check_str(aggregation, "aggregation"),
-        trim=as_trim(trim),
-        missing=missing,
-        max_part=None if max_part is None else check_int(max_part, "max_part", minimum=1),
+    workflow, strata = workflow_options(
+        by,
+        arr.shape[0],
+        small_strata=small_strata,
+        weights=weights,
+        aggregation=aggregation,
+        trim=trim,
+        max_part=max_part,
         scale=scale,
     )
+    missing = check_str(missing, "missing")
+    options = run_options(check_str(method, "method"), method_params, standardize, n_jobs, seed, missing)
     cells = np.isnan(arr) if missing in ("fill", "keep") else None
     fields = dict(
         aggregation=aggregation,
@@ -336,7 +338,7 @@ def prepare_run(
         missing_cells=cells if missing == "keep" and cells is not None and cells.any() else None,
         n_filled=int(cells.sum()) if missing == "fill" and cells is not None else 0,
     )
-    return PreparedRun(arr, single, k, strata, keywords, fields)
+    return PreparedRun(arr, single, k, strata, options, workflow, progress, fields)
 
 
 def released_result(cls: type[R], out: Any, k: int, method: str, strata: list[Any], **fields: Any) -> R:
@@ -355,6 +357,21 @@ def released_result(cls: type[R], out: Any, k: int, method: str, strata: list[An
         released_values=released,
         **fields,
     )
+
+
+def run_options(
+    method: str, method_params: dict[str, Any], standardize: bool, n_jobs: int, seed: Optional[int], missing: str
+) -> _RunOptions:
+    """The method and run options as the extension takes them (one dict, every key present;
+    the core checks the values)."""
+    return {
+        "method": method,
+        "params": normalize_params(method_params),
+        "standardize": standardize,
+        "n_jobs": n_jobs,
+        "seed": seed,
+        "missing": missing,
+    }
 
 
 def _standardization(standardize: Any, d: int) -> tuple[bool, Optional[npt.NDArray[np.float64]]]:

@@ -1,6 +1,6 @@
 """Type stubs of the Rust extension module ``microagg._core`` (keep in step with src/python/mod.rs)."""
 
-from typing import Any, Optional, Union, final
+from typing import Any, Optional, TypedDict, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -55,26 +55,36 @@ class Progress:
     @property
     def bytes_scanned(self) -> int: ...
 
+class _RunOptions(TypedDict):
+    """The method, its parameters and the run options (src/python/options.rs)."""
+
+    method: str
+    params: Optional[dict[str, Any]]
+    standardize: bool
+    n_jobs: int
+    seed: Optional[int]
+    missing: str
+
+class _WorkflowOptions(TypedDict):
+    """The workflow around the method (src/python/workflow.rs)."""
+
+    by: Optional[npt.NDArray[np.int64]]
+    by_names: Optional[list[str]]
+    small_strata: str
+    weights: Optional[npt.NDArray[np.float64]]
+    aggregation: str
+    trim: Optional[float]
+    max_part: Optional[int]
+    scale: Optional[npt.NDArray[np.float64]]
+
 def microaggregate_array(
     x: _Data,
     k: int,
-    method: str,
+    options: _RunOptions,
+    workflow: _WorkflowOptions,
     *,
-    standardize: bool,
     single_precision: bool,
-    n_jobs: int,
-    seed: Optional[int] = None,
-    params: Optional[dict[str, Any]] = None,
     progress: Optional[Progress] = None,
-    by: Optional[npt.NDArray[np.int64]] = None,
-    by_names: Optional[list[str]] = None,
-    small_strata: str = "error",
-    weights: Optional[npt.NDArray[np.float64]] = None,
-    aggregation: str = "mean",
-    trim: Optional[float] = None,
-    missing: str = "error",
-    max_part: Optional[int] = None,
-    scale: Optional[npt.NDArray[np.float64]] = None,
 ) -> _Released: ...
 def evaluate_labels(
     x: _Data, labels: npt.NDArray[np.int64], *, standardize: bool, missing: str = "error"
@@ -119,20 +129,8 @@ def t_close_array(
     names: list[str],
     t: float,
     t_method: str,
+    options: _RunOptions,
+    workflow: _WorkflowOptions,
     *,
-    method: str = "mdav",
-    params: Optional[dict[str, Any]] = None,
-    standardize: bool = True,
-    n_jobs: int = 1,
-    seed: Optional[int] = None,
-    by: Optional[npt.NDArray[np.int64]] = None,
-    by_names: Optional[list[str]] = None,
-    small_strata: str = "error",
-    weights: Optional[npt.NDArray[np.float64]] = None,
-    aggregation: str = "mean",
-    trim: Optional[float] = None,
-    missing: str = "error",
-    max_part: Optional[int] = None,
-    scale: Optional[npt.NDArray[np.float64]] = None,
     progress: Optional[Progress] = None,
 ) -> tuple[_Released, list[str], list[float]]: ...

@@ -148,7 +148,9 @@ def t_close_microaggregate(
         names,
         t,
         t_method,
-        **run.keywords,
+        run.options,
+        run.workflow,
+        progress=run.progress,
     )
     return released_result(
         TCloseResult,

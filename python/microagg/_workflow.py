@@ -6,10 +6,15 @@ integer codes, weights to float64, and the ``trim`` fraction. The Rust core chec
 from __future__ import annotations
 
 import numbers
-from typing import Any, NamedTuple, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
+
+from ._validation import check_int, check_str
+
+if TYPE_CHECKING:
+    from ._core import _WorkflowOptions
 
 
 class StratumMerge(NamedTuple):
@@ -195,3 +200,30 @@ def as_trim(trim: Any) -> Optional[float]:
     if isinstance(trim, (bool, np.bool_)) or not isinstance(trim, numbers.Real):
         raise TypeError(f"trim must be a number in [0, 0.5], got {type(trim).__name__} {trim!r}")
     return float(trim)
+
+
+def workflow_options(
+    by: Any,
+    n_records: int,
+    *,
+    small_strata: Any,
+    weights: Any,
+    aggregation: Any,
+    trim: Any,
+    max_part: Any,
+    scale: Optional[npt.NDArray[np.float64]],
+) -> Tuple["_WorkflowOptions", list[Any]]:
+    """The workflow as the extension takes it (one dict, every key present; the core checks
+    the values) and the original value of each stratum code."""
+    codes, strata = factorize_strata(by, n_records) if by is not None else (None, [])
+    options: _WorkflowOptions = {
+        "by": codes,
+        "by_names": [repr(v) for v in strata] if codes is not None else None,
+        "small_strata": check_str(small_strata, "small_strata"),
+        "weights": as_weights(weights, n_records) if weights is not None else None,
+        "aggregation": check_str(aggregation, "aggregation"),
+        "trim": as_trim(trim),
+        "max_part": None if max_part is None else check_int(max_part, "max_part", minimum=1),
+        "scale": scale,
+    }
+    return options, strata

@@ -50,11 +50,6 @@ impl Rows {
         self.values.nrows()
     }
 
-    /// True without records.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The record `id`.
     #[inline]
     pub fn row(&self, id: u32) -> &[f64] {

@@ -71,11 +71,6 @@ impl<T: Float> DistinctRows<T> {
         self.counts.len()
     }
 
-    /// True for a table without records.
-    pub fn is_empty(&self) -> bool {
-        self.counts.is_empty()
-    }
-
     /// Distinct row `id`.
     pub fn row(&self, id: u32) -> &[T] {
         &self.rows[id as usize * self.dim..(id as usize + 1) * self.dim]

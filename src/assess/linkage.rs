@@ -176,10 +176,6 @@ struct PartialBrute<'a, T> {
 }
 
 impl<T: Float> NearestIndex<T> for PartialBrute<'_, T> {
-    fn dim(&self) -> usize {
-        self.distinct.dim
-    }
-
     fn search(&self, query: &[T], ties: &mut Ties<T>) {
         for id in 0..self.distinct.len() as u32 {
             ties.offer(id, partial_squared_distance(query, self.distinct.row(id)));

@@ -16,5 +16,4 @@ mod scores_avx2;
 #[cfg(target_arch = "x86_64")]
 mod scores_avx512;
 
-pub use distinct::DistinctRows;
 pub use linkage::{NearestLinks, link_nearest};

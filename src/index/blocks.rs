@@ -196,10 +196,6 @@ search_with_target_feature!(search_avx2, "avx2");
 search_with_target_feature!(search_avx512, "avx512f");
 
 impl<T: Float> NearestIndex<T> for BlockIndex<T> {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-
     /// Same answer on every instruction set: no contraction, same operation order.
     fn search(&self, query: &[T], ties: &mut Ties<T>) {
         debug_assert_eq!(query.len(), self.dim);

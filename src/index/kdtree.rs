@@ -131,6 +131,7 @@ impl<T: Float> KdTree<T> {
     }
 
     /// True when every point was removed (or there were none).
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -428,10 +429,6 @@ fn row<T>(points: &[T], dim: usize, i: usize) -> &[T] {
 }
 
 impl<T: Float> NearestIndex<T> for KdTree<T> {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-
     fn search(&self, query: &[T], ties: &mut Ties<T>) {
         debug_assert_eq!(query.len(), self.dim);
         self.walk(&mut NearestSearch { query, ties });

@@ -104,6 +104,7 @@ impl<T: Float> Ties<T> {
     }
 
     /// `(best, ids in increasing order)`: the answer independent of the visiting order.
+    #[cfg(test)]
     pub fn sorted(&self) -> (T, Vec<u32>) {
         let mut ids = self.ids.clone();
         ids.sort_unstable();
@@ -127,13 +128,12 @@ impl<T: Float> Ties<T> {
 /// What every index in this module does: offer every stored point that might be at
 /// distance ≤ `ties.best()` to `ties` (pruning only by safe bounds).
 pub trait NearestIndex<T: Float>: Sync {
-    /// Number of attributes of the stored points.
-    fn dim(&self) -> usize;
     /// Adds the nearest stored points of `query` to `ties`.
     fn search(&self, query: &[T], ties: &mut Ties<T>);
 }
 
 /// The reference answer: every point of the row-major `points` (ids 0..) offered in turn.
+#[cfg(test)]
 pub fn brute_force<T: Float>(points: &[T], dim: usize, query: &[T], ties: &mut Ties<T>) {
     for (id, p) in points.chunks_exact(dim).enumerate() {
         ties.offer(id as u32, squared_distance(query, p));

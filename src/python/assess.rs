@@ -1,8 +1,7 @@
 //! Bindings of the assessment measures (docs/assessment.md#risk): nearest-record linkage.
 
-use super::{run_detached, to_py_err};
-use crate::assess::link_nearest;
-use crate::parallel::Parallelism;
+use super::run_detached;
+use crate::{Parallelism, link_nearest};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
@@ -19,7 +18,7 @@ fn link_nearest_arrays<'py>(
     xm: PyReadonlyArray2<'py, f64>,
     n_jobs: i64,
 ) -> PyResult<Links<'py>> {
-    let parallelism = Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?;
+    let parallelism = Parallelism::from_n_jobs(n_jobs)?;
     let (a, b) = (x.as_array(), xm.as_array());
     let links = run_detached(py, || link_nearest(a, b, parallelism))?;
     Ok((links.tie_counts.into_pyarray(py), links.own_among.into_pyarray(py)))

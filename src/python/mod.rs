@@ -6,30 +6,23 @@
 //! in `python/microagg/_api.py`; this module accepts 2-D float32/float64 arrays only.
 
 mod assess;
+mod options;
 mod tcloseness;
+mod workflow;
 
-use crate::dataset::validate_missing;
-use crate::error::Error;
-use crate::float::Float;
-use crate::incremental::{Incremental, IncrementalOptions, Strategy, critical_head_start, plan};
-use crate::index::IndexChoice;
-use crate::method::{METHODS, Method, ParamValue};
-use crate::microaggregate::{Options, Outcome, evaluate, microaggregate_with};
-use crate::missing::{MISSING_MODES, Missing};
-use crate::parallel::Parallelism;
-use crate::workflow::Workflow;
-use crate::workflow::aggregate::AGGREGATIONS;
-use crate::workflow::completion::complete;
-use crate::workflow::evaluation::Evaluation;
-use crate::workflow::strata::SMALL_STRATA;
+use crate::{
+    AGGREGATIONS, Error, Evaluation, Float, Incremental, IncrementalOptions, IndexChoice, METHODS,
+    MISSING_MODES, Method, Missing, Options, Outcome, Parallelism, SMALL_STRATA, Strategy,
+    Workflow, critical_head_start, evaluate, microaggregate_with, plan,
+};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use options::RunOptions;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyTuple};
+use pyo3::types::{PyDict, PyTuple};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-
-mod workflow;
+use workflow::WorkflowOptions;
 
 /// The extension's allocator. The threads of a pass free what the others allocated (each
 /// thread's selections end on the thread that merges them); the system allocator then takes
@@ -37,10 +30,15 @@ mod workflow;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn to_py_err(e: Error) -> PyErr {
-    match e {
-        Error::ParameterType { .. } => PyTypeError::new_err(e.to_string()),
-        _ => PyValueError::new_err(e.to_string()),
+/// Every core error as the Python exception a caller expects: `TypeError` for a parameter of
+/// the wrong type, `ValueError` for every other refused request (each message names the
+/// value to fix). The binding functions pass errors on with `?`.
+impl From<Error> for PyErr {
+    fn from(e: Error) -> PyErr {
+        match e {
+            Error::ParameterType { .. } => PyTypeError::new_err(e.to_string()),
+            _ => PyValueError::new_err(e.to_string()),
+        }
     }
 }
 
@@ -61,7 +59,7 @@ fn run_detached<R: Send>(
 ) -> PyResult<R> {
     py.detach(|| catch_unwind(AssertUnwindSafe(f)))
         .map_err(|_| PyRuntimeError::new_err("internal error in microagg (please report it)"))?
-        .map_err(to_py_err)
+        .map_err(PyErr::from)
 }
 
 /// A 2-D float array in either precision.
@@ -108,48 +106,6 @@ impl Progress {
     }
 }
 
-/// The method with its parameters and the run options, as both entry points
-/// (`microaggregate_array`, `t_close_array`) read them from their arguments.
-fn method_and_options(
-    method: &str,
-    params: Option<&Bound<'_, PyDict>>,
-    standardize: bool,
-    n_jobs: i64,
-    seed: Option<u64>,
-    missing: Missing,
-) -> PyResult<(Method, Options)> {
-    let method = Method::parse(method, &parse_params(params)?).map_err(to_py_err)?;
-    let parallelism = Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?;
-    Ok((method, Options { standardize, parallelism, seed, missing }))
-}
-
-fn parse_params(params: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, ParamValue)>> {
-    let Some(params) = params else {
-        return Ok(Vec::new());
-    };
-    params
-        .iter()
-        .map(|(key, value)| {
-            let key: String = key.extract()?;
-            let v = if value.is_instance_of::<PyBool>() {
-                ParamValue::Bool(value.extract()?)
-            } else if value.is_instance_of::<PyInt>() {
-                ParamValue::Int(value.extract().map_err(|_| {
-                    PyValueError::new_err(format!("parameter {key:?} is out of range"))
-                })?)
-            } else if value.is_instance_of::<PyFloat>() {
-                ParamValue::Float(value.extract()?)
-            } else {
-                return Err(PyTypeError::new_err(format!(
-                    "parameter {key:?} must be a bool, int or float, got {}",
-                    value.get_type().name()?
-                )));
-            };
-            Ok((key, v))
-        })
-        .collect()
-}
-
 #[allow(clippy::too_many_arguments)]
 fn run_typed<S: Float + numpy::Element, T: Float>(
     py: Python<'_>,
@@ -183,41 +139,22 @@ fn evaluation_to_py(py: Python<'_>, e: Evaluation) -> Evaluated<'_> {
     (e.centroids.into_pyarray(py), e.sse, e.sst)
 }
 
-/// Microaggregates `x` inside the workflow of docs/workflow.md (strata codes `by` named by
-/// `by_names`, `small_strata`, `weights`, `aggregation`, `trim`); returns
-/// `(labels, n_groups, centroids, sse, sst, released, merges)`.
+/// Microaggregates `x` with the method and run `options` inside the `workflow`
+/// (docs/workflow.md); returns `(labels, n_groups, centroids, sse, sst, released, merges)`.
 #[pyfunction]
-#[pyo3(signature = (x, k, method, *, standardize, single_precision, n_jobs, seed=None, params=None, progress=None,
-                    by=None, by_names=None, small_strata="error", weights=None, aggregation="mean", trim=None,
-                    missing="error", max_part=None, scale=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (x, k, options, workflow, *, single_precision, progress=None))]
 fn microaggregate_array<'py>(
     py: Python<'py>,
     x: Data<'py>,
     k: usize,
-    method: &str,
-    standardize: bool,
+    options: RunOptions<'py>,
+    workflow: WorkflowOptions<'py>,
     single_precision: bool,
-    n_jobs: i64,
-    seed: Option<u64>,
-    params: Option<&Bound<'py, PyDict>>,
     progress: Option<&Bound<'py, Progress>>,
-    by: Option<PyReadonlyArray1<'py, i64>>,
-    by_names: Option<Vec<String>>,
-    small_strata: &str,
-    weights: Option<PyReadonlyArray1<'py, f64>>,
-    aggregation: &str,
-    trim: Option<f64>,
-    missing: &str,
-    max_part: Option<usize>,
-    scale: Option<PyReadonlyArray1<'py, f64>>,
 ) -> PyResult<Released<'py>> {
-    let workflow =
-        workflow::build(by, by_names, small_strata, weights, aggregation, trim, max_part, scale)?;
-    let missing = Missing::parse(missing).map_err(to_py_err)?;
-    let (method, options) = method_and_options(method, params, standardize, n_jobs, seed, missing)?;
-    let counter = progress
-        .map_or_else(|| Arc::new(crate::progress::Progress::new()), |p| p.get().inner.clone());
+    let workflow = workflow.build()?;
+    let (method, options) = options.build()?;
+    let counter = progress_counter(progress);
     let (o, w, c) = (&options, &workflow, &counter);
     let out = match (&x, single_precision) {
         (Data::F64(a), false) => run_typed::<f64, f64>(py, a, k, &method, o, w, c),
@@ -226,6 +163,11 @@ fn microaggregate_array<'py>(
         (Data::F32(a), true) => run_typed::<f32, f32>(py, a, k, &method, o, w, c),
     }?;
     Ok(released_to_py(py, out))
+}
+
+/// The work counter a run reports to: the caller's `Progress`, or a fresh one.
+fn progress_counter(progress: Option<&Bound<'_, Progress>>) -> Arc<crate::progress::Progress> {
+    progress.map_or_else(|| Arc::new(crate::progress::Progress::new()), |p| p.get().inner.clone())
 }
 
 /// An outcome as the `Released` tuple.
@@ -248,7 +190,7 @@ fn evaluate_labels<'py>(
     standardize: bool,
     missing: &str,
 ) -> PyResult<Evaluated<'py>> {
-    let observed = Missing::parse(missing).map_err(to_py_err)? != Missing::Error;
+    let observed = Missing::parse(missing)? != Missing::Error;
     let labels = to_u32(&labels, "labels must be integers in 0..n_groups-1")?;
     let e = match &x {
         Data::F64(a) => {
@@ -272,10 +214,7 @@ fn complete_missing<'py>(
     x: PyReadonlyArray2<'py, f64>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let v = x.as_array();
-    let out = run_detached(py, || {
-        validate_missing(v)?;
-        complete(v)
-    })?;
+    let out = run_detached(py, || crate::complete_missing(v))?;
     Ok(out.into_pyarray(py))
 }
 
@@ -303,13 +242,13 @@ impl IncrementalState {
         n_jobs: i64,
         spatial_index: Option<bool>,
     ) -> PyResult<Self> {
-        let base = Method::parse(base_method, &[]).map_err(to_py_err)?;
+        let base = Method::parse(base_method, &[])?;
         let opts = IncrementalOptions {
-            strategy: Strategy::parse(strategy).map_err(to_py_err)?,
+            strategy: Strategy::parse(strategy)?,
             inertial,
             standardize,
             refit_scaling,
-            parallelism: Parallelism::from_n_jobs(n_jobs).map_err(to_py_err)?,
+            parallelism: Parallelism::from_n_jobs(n_jobs)?,
             spatial_index: match spatial_index {
                 None => IndexChoice::Auto,
                 Some(true) => IndexChoice::On,
@@ -347,7 +286,7 @@ impl IncrementalState {
     /// `(labels, n_groups, centroids, sse, sst)` of all records seen.
     fn result<'py>(&self, py: Python<'py>) -> PyResult<Microaggregated<'py>> {
         let p = self.inner.partition();
-        let e = self.inner.evaluation().map_err(to_py_err)?;
+        let e = self.inner.evaluation()?;
         let labels: Vec<i64> = p.labels().iter().map(|&l| l as i64).collect();
         let (centroids, sse, sst) = evaluation_to_py(py, e);
         Ok((labels.into_pyarray(py), p.n_groups(), centroids, sse, sst))
@@ -362,7 +301,7 @@ fn plan_incremental(
     head_start: f64,
     deadline: Option<f64>,
 ) -> PyResult<Bound<'_, PyDict>> {
-    let p = plan(head_start, deadline).map_err(to_py_err)?;
+    let p = plan(head_start, deadline)?;
     let d = PyDict::new(py);
     d.set_item("head_start", p.head_start)?;
     d.set_item("critical_ratio", p.critical_ratio)?;
@@ -379,7 +318,7 @@ fn plan_incremental(
 /// The parameter names `method` accepts.
 #[pyfunction]
 fn method_parameters<'py>(py: Python<'py>, method: &str) -> PyResult<Bound<'py, PyTuple>> {
-    PyTuple::new(py, Method::parameter_names(method).map_err(to_py_err)?)
+    PyTuple::new(py, Method::parameter_names(method)?)
 }
 
 /// The `microagg._core` extension module.

@@ -2,31 +2,25 @@
 //! passes the keys as float64 and each confidential attribute as integer codes (ranks of
 //! its distinct values when ordered, categories when nominal).
 
-use super::workflow;
-use super::{
-    Progress, Released, method_and_options, released_to_py, run_detached, to_py_err, to_u32,
-};
-use crate::missing::Missing;
-use crate::tcloseness::{SensitiveAttribute, TCloseness, TMethod};
-use crate::tcloseness_workflow::t_close_microaggregate_with;
+use super::options::RunOptions;
+use super::workflow::WorkflowOptions;
+use super::{Progress, Released, progress_counter, released_to_py, run_detached, to_u32};
+use crate::{SensitiveAttribute, T_METHODS, TCloseness, TMethod, t_close_microaggregate_with};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
-use std::sync::Arc;
+use pyo3::types::PyTuple;
 
 /// `(released, chosen, max_emd)`: what `microaggregate_array` returns, the algorithm of each
 /// stratum and the largest EMD per confidential attribute.
 type TClosed<'py> = (Released<'py>, Vec<&'static str>, Vec<f64>);
 
 /// k-anonymous, t-close microaggregation of the keys `x` for the confidential attributes
-/// `sensitive` (codes 0..n_values[i], ordered or not, named `names`), in the workflow of
-/// `microaggregate_array` (missing key values and `max_part` included).
+/// `sensitive` (codes 0..n_values[i], ordered or not, named `names`), with the method and run
+/// `options` inside the `workflow` (missing key values and `max_part` included), as
+/// `microaggregate_array` takes them.
 #[pyfunction]
-#[pyo3(signature = (x, k, sensitive, n_values, ordered, names, t, t_method, *, method="mdav", params=None,
-                    standardize=true, n_jobs=1, seed=None, by=None, by_names=None, small_strata="error",
-                    weights=None, aggregation="mean", trim=None, missing="error", max_part=None, scale=None,
-                    progress=None))]
+#[pyo3(signature = (x, k, sensitive, n_values, ordered, names, t, t_method, options, workflow, *, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn t_close_array<'py>(
     py: Python<'py>,
@@ -38,20 +32,8 @@ fn t_close_array<'py>(
     names: Vec<String>,
     t: f64,
     t_method: &str,
-    method: &str,
-    params: Option<&Bound<'py, PyDict>>,
-    standardize: bool,
-    n_jobs: i64,
-    seed: Option<u64>,
-    by: Option<PyReadonlyArray1<'py, i64>>,
-    by_names: Option<Vec<String>>,
-    small_strata: &str,
-    weights: Option<PyReadonlyArray1<'py, f64>>,
-    aggregation: &str,
-    trim: Option<f64>,
-    missing: &str,
-    max_part: Option<usize>,
-    scale: Option<PyReadonlyArray1<'py, f64>>,
+    options: RunOptions<'py>,
+    workflow: WorkflowOptions<'py>,
     progress: Option<&Bound<'py, Progress>>,
 ) -> PyResult<TClosed<'py>> {
     if n_values.len() != sensitive.len()
@@ -67,18 +49,11 @@ fn t_close_array<'py>(
         let codes = to_u32(codes, "sensitive: codes must be in 0..2**32-1")?;
         attributes.push(SensitiveAttribute { name, codes, n_values: m, ordered: o });
     }
-    let tc = TCloseness {
-        sensitive: attributes,
-        t,
-        method: TMethod::parse(t_method).map_err(to_py_err)?,
-    };
-    let workflow =
-        workflow::build(by, by_names, small_strata, weights, aggregation, trim, max_part, scale)?;
-    let missing = Missing::parse(missing).map_err(to_py_err)?;
-    let (method, options) = method_and_options(method, params, standardize, n_jobs, seed, missing)?;
+    let tc = TCloseness { sensitive: attributes, t, method: TMethod::parse(t_method)? };
+    let workflow = workflow.build()?;
+    let (method, options) = options.build()?;
     let view = x.as_array();
-    let counter = progress
-        .map_or_else(|| Arc::new(crate::progress::Progress::new()), |p| p.get().inner.clone());
+    let counter = progress_counter(progress);
     let out = run_detached(py, || {
         t_close_microaggregate_with(view, k, &method, &tc, &options, &workflow, &counter)
     })?;
@@ -89,5 +64,5 @@ fn t_close_array<'py>(
 /// Adds the t-closeness function to the extension module.
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(t_close_array, m)?)?;
-    m.add("T_METHODS", PyTuple::new(m.py(), crate::tcloseness::T_METHODS)?)
+    m.add("T_METHODS", PyTuple::new(m.py(), T_METHODS)?)
 }

@@ -1,41 +1,56 @@
-//! The workflow arguments of `microaggregate_array` (docs/workflow.md): strata codes and names,
+//! The workflow options of both entry points (docs/workflow.md): strata codes and names,
 //! weights, `small_strata`, `aggregation`, `trim`, `max_part` (docs/scaling.md#partitioned-runs)
-//! and the scale of a part's file, checked into a [`Workflow`].
+//! and the scale of a part's file, as one dict extracted once into [`WorkflowOptions`] and
+//! checked in one place ([`WorkflowOptions::build`]) into a [`Workflow`].
 
-use super::{to_py_err, to_u32};
-use crate::workflow::{Aggregation, SmallStrata, Strata, Workflow};
+use super::to_u32;
+use crate::{Aggregation, SmallStrata, Strata, Workflow};
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 
-/// Builds the workflow: `by` holds a stratum code (0..len(by_names)) per record,
-/// `by_names` each stratum's display name.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn build(
-    by: Option<PyReadonlyArray1<'_, i64>>,
+/// The workflow around the method, as the Python layer passes it (every key present, `None`
+/// where unused). A new workflow option is a new field here and a new key at the call sites.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub(super) struct WorkflowOptions<'py> {
+    /// A stratum code (0..len(by_names)) per record (`by=`).
+    by: Option<PyReadonlyArray1<'py, i64>>,
+    /// Each stratum's display name, for the messages and the merges.
     by_names: Option<Vec<String>>,
-    small_strata: &str,
-    weights: Option<PyReadonlyArray1<'_, f64>>,
-    aggregation: &str,
+    /// A name of `SMALL_STRATA`.
+    small_strata: String,
+    /// A sampling weight per record.
+    weights: Option<PyReadonlyArray1<'py, f64>>,
+    /// A name of `AGGREGATIONS`.
+    aggregation: String,
+    /// The trimmed fraction of `aggregation="trimmed"`.
     trim: Option<f64>,
+    /// Largest part a stratum is cut into.
     max_part: Option<usize>,
-    scale: Option<PyReadonlyArray1<'_, f64>>,
-) -> PyResult<Workflow> {
-    let strata = match by {
-        None => None,
-        Some(codes) => {
-            let codes = to_u32(&codes, "by: stratum codes must be in 0..2**32-1")?;
-            Some(match by_names {
-                Some(names) => Strata::new(codes, names).map_err(to_py_err)?,
-                None => Strata::from_codes(codes),
-            })
-        }
-    };
-    Ok(Workflow {
-        strata,
-        small_strata: SmallStrata::parse(small_strata).map_err(to_py_err)?,
-        weights: weights.map(|w| w.as_array().to_vec()),
-        aggregation: Aggregation::parse(aggregation, trim).map_err(to_py_err)?,
-        max_part,
-        scale: scale.map(|s| s.as_array().to_vec()),
-    })
+    /// The units of a part's file (the Dask engine's parts), instead of the data's own.
+    scale: Option<PyReadonlyArray1<'py, f64>>,
+}
+
+impl WorkflowOptions<'_> {
+    /// The checked workflow; a ValueError naming the option that is wrong.
+    pub(super) fn build(self) -> PyResult<Workflow> {
+        let strata = match self.by {
+            None => None,
+            Some(codes) => {
+                let codes = to_u32(&codes, "by: stratum codes must be in 0..2**32-1")?;
+                Some(match self.by_names {
+                    Some(names) => Strata::new(codes, names)?,
+                    None => Strata::from_codes(codes),
+                })
+            }
+        };
+        Ok(Workflow {
+            strata,
+            small_strata: SmallStrata::parse(&self.small_strata)?,
+            weights: self.weights.map(|w| w.as_array().to_vec()),
+            aggregation: Aggregation::parse(&self.aggregation, self.trim)?,
+            max_part: self.max_part,
+            scale: self.scale.map(|s| s.as_array().to_vec()),
+        })
+    }
 }

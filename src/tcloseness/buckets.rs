@@ -50,11 +50,6 @@ impl Buckets {
         self.trees.len()
     }
 
-    /// Whether there is no bucket.
-    pub fn is_empty(&self) -> bool {
-        self.trees.is_empty()
-    }
-
     /// Number of remaining records of bucket `b`.
     pub fn remaining(&self, b: usize) -> usize {
         self.trees[b].len()

@@ -53,11 +53,6 @@ impl Reference {
         Reference { ordered, q, cdf, cdf_sums }
     }
 
-    /// Number of distinct values m.
-    pub fn n_values(&self) -> usize {
-        self.q.len()
-    }
-
     /// EMD between the class `hist` and this distribution.
     pub fn emd(&self, hist: &Hist) -> f64 {
         let total = hist.total();

@@ -39,11 +39,6 @@ impl Pool {
         self.ids.len()
     }
 
-    /// Whether none remains.
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
-
     /// The remaining records.
     pub fn ids(&self) -> &[u32] {
         &self.ids

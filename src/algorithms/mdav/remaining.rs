@@ -142,6 +142,7 @@ impl<'a, T: Float> Remaining<'a, T> {
     }
 
     /// Whether scans read the compact copy (see [`Self::use_compact_copy`]).
+    #[cfg(test)]
     pub fn scans_compact_copy(&self) -> bool {
         self.compact.is_some()
     }

@@ -18,7 +18,7 @@
 //! bound of the rounding of both computations.
 //!
 //! Exactness: a selection of the `count` smallest (or largest) scores keeps, as candidates,
-//! every record with ŝ within 2B of the `count`-th best ŝ ([`Band`]). Every record of the
+//! every record with ŝ within 2B of the `count`-th best ŝ ([`band::Band`]). Every record of the
 //! exact selection is among them (its s is at most the `count`-th best s, which is at most
 //! the `count`-th best ŝ + B), and no record outside can tie with it, so re-checking the
 //! candidates with the exact score (bit-identical to the scan's, from a row-major copy)
@@ -38,7 +38,7 @@ mod dots_avx2;
 #[cfg(target_arch = "x86_64")]
 mod dots_avx512;
 
-pub use band::{Band, Recheck, RecheckBuffers};
+pub use band::{Recheck, RecheckBuffers};
 use dots::{DotKernel, code_index};
 #[cfg(target_arch = "x86_64")]
 use dots_avx512::scores_avx512;
