@@ -319,7 +319,7 @@ impl<T: Float> WorkingSet<T> {
 
     /// Exchanges only the order keys of positions `a` and `b` (norms and ids), leaving the
     /// attribute values where they are: for a caller that reads values by id from a copy of
-    /// its own (exact MDAV's compact copy, `algorithms/compact.rs`) and so saves d scattered
+    /// its own (exact MDAV's compact copy, `algorithms/mdav/compact/`) and so saves d scattered
     /// writes per swap. Afterwards [`Self::column`], [`Self::row`] and the scores of this
     /// working set no longer describe the positions.
     #[inline]

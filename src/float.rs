@@ -18,7 +18,7 @@ pub trait Float: NdFloat + Send + Sync + Default {
     /// compact copy's dot products).
     fn from_i32_lossy(v: i32) -> Self;
     /// The slices as f32 when this is f32 (`None` for f64): lets a kernel written with
-    /// f32 intrinsics serve the generic code without a cast (`compact.rs`'s scores).
+    /// f32 intrinsics serve the generic code without a cast (`mdav/compact/`'s scores).
     fn as_f32s<'a>(out: &'a mut [Self], values: &'a [Self]) -> Option<(&'a mut [f32], &'a [f32])>;
 }
 

@@ -18,7 +18,7 @@
 //! and removes 1 or k records: O(n²·d/k) in the usual case, O(n²·d) at worst; O(n·d) memory.
 //! In low d the farthest and nearest queries go to the k-d tree of exact MDAV (`spatial.rs`,
 //! same [`IndexChoice`] rule, same answers, so the same partition); otherwise the scans read
-//! MDAV's compact int8 copy first (`compact.rs`, same rule, same answers).
+//! MDAV's compact int8 copy first (`mdav/compact/`, same rule, same answers).
 
 use super::clusters::{ClusterStats, sse};
 use super::mdav::compact::uses_compact;
@@ -122,7 +122,7 @@ impl Clusters {
 
 /// Runs MDAV* (`plus = false`) or MDAV*+ (`plus = true`) on a working set (`1 ≤ k ≤ n`),
 /// with the spatial index where `accelerators` picks it, else the compact copy's scans where
-/// it picks them (`compact.rs`; same answers).
+/// it picks them (`mdav/compact/`; same answers).
 pub fn mdav_star<T: Float>(
     ws: WorkingSet<T>,
     k: usize,

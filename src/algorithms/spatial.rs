@@ -20,7 +20,7 @@ use std::cmp::Ordering;
 
 /// The exact accelerators of the farthest and nearest queries (issue #15), each chosen like
 /// MDAV's options of the same names: the k-d tree in low d (this file) and the compact copy's
-/// scans in high d (`compact.rs`). MDAV* and MDAV*+ take them together; the default is
+/// scans in high d (`mdav/compact/`). MDAV* and MDAV*+ take them together; the default is
 /// `Auto` for both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Accelerators {

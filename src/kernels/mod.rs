@@ -123,7 +123,7 @@ pub trait BlockScorer<T>: Sync {
     fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]);
     /// Writes this scorer's scores of positions `start..start + out.len()` to `out` and
     /// `other`'s to `other_out` (as long): two fills, unless a scorer shares the two fills'
-    /// reads of the data (the compact copy's dot products, `algorithms/compact.rs`).
+    /// reads of the data (the compact copy's dot products, `algorithms/mdav/compact/`).
     #[inline(always)]
     fn fill_pair(
         &self,

@@ -29,7 +29,7 @@ impl<T: Float> Pick<T> {
 }
 
 /// A selection that also takes single records with their exact scores (the re-check of
-/// candidates found by an approximate pass, `algorithms/compact.rs`) and says what it keeps.
+/// candidates found by an approximate pass, `algorithms/mdav/compact/`) and says what it keeps.
 pub trait Offer<T: Clone> {
     /// Takes one record (never an excluded position).
     fn offer(&mut self, pick: Pick<T>);

@@ -19,7 +19,7 @@
 //! which come last). A pass of one part (both references scored in one read,
 //! `algorithms/remaining.rs`) on two threads thus has one region, one thread claiming from
 //! its front and the other from its back; on 16 threads, eight regions. The slot is the
-//! thread's index in its team (`parallel.rs`), so each thread scans about the same records
+//! thread's index in its team (`parallel/mod.rs`), so each thread scans about the same records
 //! pass after pass (half a region) and finds them in its own core's caches instead of
 //! streaming the whole data from the shared cache (with every thread of a part on its two
 //! ends, each would claim different records from pass to pass). Only two threads could be

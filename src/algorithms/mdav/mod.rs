@@ -56,7 +56,7 @@ pub struct MdavOptions {
     /// n ≥ 20 000, d ≤ 8 and n ≥ 100 000, where it is faster: see `bench-results/mdav_lowd.md`.
     pub spatial_index: IndexChoice,
     /// microagg's addition (issue #15): scan an int8 copy of the records first and re-check
-    /// the few candidates with the exact scores (`compact.rs`); exact, the same partition,
+    /// the few candidates with the exact scores (`mdav/compact/`); exact, the same partition,
     /// a quarter of the bytes per pass. Only with `algebraic_distance` and where the k-d
     /// tree is not used; `Auto` from `compact::AUTO_MIN_N` records on complete data. A run
     /// drops the copy when it re-checks too many records (`remaining.rs`, `RECHECK_LIMIT`).

@@ -8,7 +8,7 @@
 //!
 //! With a [`SpatialIndex`] (exact MDAV in low d, `spatial.rs`) the farthest and nearest
 //! queries ask the index instead of scanning (same answers), and removed records leave it.
-//! With a [`CompactCopy`] (high d, `compact.rs`) every algebraic scan reads the int8 copy
+//! With a [`CompactCopy`] (high d, `mdav/compact/`) every algebraic scan reads the int8 copy
 //! and re-checks its few candidates exactly (same answers).
 
 use super::compact::{CompactCopy, CompactQuery, Recheck, RecheckBuffers};
@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// (0.93×).
 const BY_RECORDS_MIN: usize = 50_000;
 
-/// A group prepared one pass ahead (exact MDAV's speculation, `mdav.rs`): the ids of the
+/// A group prepared one pass ahead (exact MDAV's speculation, `mdav/mod.rs`): the ids of the
 /// `2·size − 1` records nearest to `seed` and of the `2·size` farthest, in key order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prepared {
@@ -50,7 +50,7 @@ pub struct Prepared {
 }
 
 /// A check made inside a pass found the pass pointless (exact MDAV's prepared group taken
-/// on trust was not the round's: `mdav.rs`); nothing of the pass was kept.
+/// on trust was not the round's: `mdav/mod.rs`); nothing of the pass was kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mismatch;
 
@@ -217,7 +217,7 @@ impl<'a, T: Float> Remaining<'a, T> {
     /// records) has left, for speculation: the group's mean is taken to sit `pull` from the
     /// seed on the line to `center`, the centroid of the unassigned records
     /// ([`Self::centroid_f64`]; `pull` 0: at the seed). A seed is an extreme record, so its
-    /// nearest records lie mostly inwards; `mdav.rs` learns `pull` from the groups that left
+    /// nearest records lie mostly inwards; `mdav/mod.rs` learns `pull` from the groups that left
     /// ([`Self::pull_of_group`], which takes the same `seed` and `center`).
     pub fn centroid_without(&self, seed: &[f64], center: &[f64], size: usize, pull: f64) -> Vec<T> {
         let inwards = unit_towards(seed, center);
@@ -309,7 +309,7 @@ impl<'a, T: Float> Remaining<'a, T> {
         };
         // Each thread re-checks its own candidates (its visitors of both parts, combined):
         // their bands hold every record of the exact selections among the records it saw
-        // (the module doc of `compact.rs`, with those records for the data), and merging
+        // (the module doc of `mdav/compact/`, with those records for the data), and merging
         // the threads' exact selections gives the whole pass's.
         let recheck = |mut band_a: A::Bands, mut band_b: Option<B::Bands>| {
             // Every candidate's row is requested before any is scored: the rows are spread

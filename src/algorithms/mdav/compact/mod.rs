@@ -13,7 +13,7 @@
 //! the codes are stored in blocks of 8 records, attribute pair by attribute pair (16 bytes,
 //! the operand of one AVX2 `vpmaddwd`: 16 products summed in pairs), a third of the
 //! instructions of a float dot product. The approximate algebraic score
-//! ŝ = (½‖x‖² − ⟨mid, r⟩) − σ·⟨q, ŵ⟩ differs from the exact kernel score s (`kernels.rs`, in
+//! ŝ = (½‖x‖² − ⟨mid, r⟩) − σ·⟨q, ŵ⟩ differs from the exact kernel score s (`kernels/mod.rs`, in
 //! precision `T`) by at most B = Σ_j |r_j|·err_j + 127·Σ_j |w_j − σ·ŵ_j| plus a rigorous
 //! bound of the rounding of both computations.
 //!
