@@ -177,3 +177,10 @@ def test_cli_t_closeness_with_a_mixed_key_missing_cells_and_parts(tmp_path: Path
     r = run("anonymize", "in.csv", "-k", "4", *FLAGS, "--sensitive", "income", "--t", "0.1", "--engine", "dask",
             cwd=tmp_path)
     assert r.returncode == 2 and "--sensitive (t-closeness) is not available with --engine dask" in r.stderr
+    for extra, message in [
+        (("--sensitive", "nope"), "--sensitive: unknown column 'nope'; columns are: "),
+        (("--sensitive", "income,income"), "--sensitive must not repeat a column"),
+        (("--sensitive", "income", "--by", "income"), "column 'income' is both confidential (--sensitive) and in --by"),
+    ]:
+        r = run("anonymize", "in.csv", "-k", "4", *FLAGS, *extra, "--t", "0.1", "-o", "bad.csv", cwd=tmp_path)
+        assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, (extra, r.stderr)

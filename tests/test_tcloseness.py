@@ -141,6 +141,16 @@ def test_anonymize_keeps_the_sensitive_column_and_is_t_close() -> None:
     assert ma.risk.min_group_size(out[["age", "hours"]].to_numpy()) >= 4
     with pytest.raises(ValueError, match="both sensitive"):
         ma.anonymize(df, 4, sensitive="income")
+    # the confidential columns' role follows the rules of every other role (microagg._columns)
+    df["w"] = 1.0
+    for kwargs, message in [
+        (dict(sensitive="nope"), r"sensitive: unknown column\(s\): nope; the columns of df are: age, hours, income, w"),
+        (dict(sensitive=["income", "income"]), "sensitive must not repeat a column"),
+        (dict(sensitive="w", weights="w"), "column 'w' is both confidential and in weights"),
+        (dict(sensitive="income", columns=["age", "income"]), "column 'income' is both a quasi-identifier"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            ma.anonymize(df, 4, t=0.2, **kwargs)
 
 
 def test_assess_and_the_report_show_the_largest_emd() -> None:

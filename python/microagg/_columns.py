@@ -1,11 +1,13 @@
 """Column roles: which columns of a table are the key (the quasi-identifiers), the strata
-(``by``), the sampling weights, and which key columns are categorical or ordinal. The rules
+(``by``), the sampling weights, the confidential columns of t-closeness (``sensitive``), and
+which key columns are categorical or ordinal. The rules
 are stated once here for every caller: ``microagg.anonymize`` (pandas, polars and Arrow
 frames), ``microagg.dask.anonymize`` (a Dask frame, read through its empty ``_meta``) and the
 command line (a file's header, with its flags' names in the messages).
 
 The rules: ``by`` and ``weights`` name existing columns, ``by`` without repeats, ``weights``
-one numeric column; the key is every numeric, non-boolean column that has no other role plus
+one numeric column; ``sensitive`` names existing columns without repeats and with no other
+role; the key is every numeric, non-boolean column that has no other role plus
 the declared categorical and ordinal ones, unless named; a named key exists, does not repeat
 and holds no strata or weights column; ``categorical`` and ``ordinal`` name key columns,
 never both.
@@ -93,6 +95,23 @@ def workflow_roles(
     if weights is not None and not numeric(weights):
         raise TypeError(f"{terms.option('weights')}: column {weights!r} is not numeric")
     return Roles(by_names, weights, of)
+
+
+def confidential_columns(columns: Sequence[Any], sensitive: Any, roles: dict[Any, str], terms: Terms = API) -> list[Any]:
+    """The confidential columns ``sensitive`` names (t-closeness), marked in ``roles`` so that
+    they are never keys: existing columns, no repeats, none with another role."""
+    wanted = names_of(sensitive)
+    unknown = [c for c in wanted if c not in columns]
+    if unknown:
+        raise terms.unknown("sensitive", unknown, columns)
+    if len(set(wanted)) != len(wanted):
+        raise ValueError(f"{terms.option('sensitive')} must not repeat a column")
+    flag = f" ({terms.option('sensitive')})" if terms.flags else ""
+    for c in wanted:
+        if c in roles:
+            raise ValueError(f"column {c!r} is both confidential{flag} and in {roles[c]}")
+        roles[c] = terms.option("sensitive")
+    return wanted
 
 
 def check_key(columns: Sequence[Any], key: Sequence[Any], roles: Mapping[Any, str], terms: Terms = API) -> None:

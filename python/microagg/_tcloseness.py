@@ -271,16 +271,10 @@ def t_closeness_step(frame: Any, options: dict[str, Any], roles: dict[Any, str])
         return None
     if "sensitive" not in asked or "t" not in asked:
         raise ValueError("t-closeness needs both sensitive= (the confidential columns) and t=")
+    from ._columns import confidential_columns
     from ._frames import column
 
-    wanted = [asked["sensitive"]] if isinstance(asked["sensitive"], str) else list(asked["sensitive"])
-    unknown = [str(c) for c in wanted if c not in frame.columns]
-    if unknown:
-        raise ValueError(f"sensitive: unknown column(s): {', '.join(unknown)}")
-    for c in wanted:
-        if c in roles:
-            raise ValueError(f"column {c!r} is both confidential and in {roles[c]}")
-        roles[c] = "sensitive"
+    wanted = confidential_columns(frame.columns, asked["sensitive"], roles)
     values = {str(c): column(frame.to_native(), c) for c in wanted}
     return functools.partial(t_close_microaggregate, **{**asked, "sensitive": values})
 

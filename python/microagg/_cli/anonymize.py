@@ -22,7 +22,8 @@ from .._mixed.workflow import release as release_mixed
 from ..utility import categorical_changes
 from . import dask
 from .._workflow import relabel_strata
-from .columns import categorical_key, choose_columns, relabeled, workflow_columns
+from .._columns import confidential_columns
+from .columns import TERMS, categorical_key, choose_columns, relabeled, workflow_columns
 from .common import CliError, add_input_arguments, add_workflow_arguments, in_cli_terms, run_with_progress, split, workflow_keywords
 from .output import check_output
 from .report import write_release_report
@@ -181,14 +182,15 @@ def _sensitive_columns(table: Table, args: argparse.Namespace, reserved: dict[in
         return {}
     if args.t is None:
         raise CliError("--sensitive needs --t (0 < T <= 1)")
+    roles = {table.names[j]: role for j, role in reserved.items()}
+    try:
+        wanted = confidential_columns(table.names, split(args.sensitive), roles, TERMS)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     out: dict[str, Any] = {}
-    for c in split(args.sensitive):
-        if c not in table.names:
-            raise CliError(f"--sensitive: unknown column {c!r}; columns are: {', '.join(table.names)}")
+    for c in wanted:
         j = table.names.index(c)
-        if j in reserved:
-            raise CliError(f"column {c!r} is both confidential (--sensitive) and in {reserved[j]}")
-        reserved[j] = "--sensitive"
+        reserved[j] = roles[c]
         numbers = table.numeric(j)
         out[c] = numbers if numbers is not None else table.categories(j)
     return out
