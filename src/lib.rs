@@ -19,8 +19,7 @@
 //! ```
 //!
 //! The public API is what a caller of the library needs: the entry points
-//! ([`microaggregate()`], [`t_close_microaggregate()`] and [`t_close_microaggregate_with()`]
-//! (t-closeness with missing values and parts), [`Incremental`], [`link_nearest()`]),
+//! ([`microaggregate()`], [`t_close_microaggregate()`], [`Incremental`], [`link_nearest()`]),
 //! their options and results, re-exported here; and [`engine`], the pieces the benches time
 //! on their own. Every module is private to the crate (docs/architecture.md#what-is-public):
 //! internals can move without breaking a caller.
@@ -65,10 +64,8 @@ pub use missing::{MISSING_MODES, Missing};
 pub use parallel::Parallelism;
 pub use partition::Partition;
 pub use progress::Progress;
-pub use tcloseness::{
-    SensitiveAttribute, T_METHODS, TCloseOutcome, TCloseness, TMethod, t_close_microaggregate,
-};
-pub use tcloseness_workflow::t_close_microaggregate_with;
+pub use tcloseness::{SensitiveAttribute, T_METHODS, TCloseOutcome, TCloseness, TMethod};
+pub use tcloseness_workflow::t_close_microaggregate;
 pub use workflow::aggregate::AGGREGATIONS;
 pub use workflow::evaluation::Evaluation;
 pub use workflow::strata::SMALL_STRATA;

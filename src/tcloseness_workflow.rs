@@ -1,5 +1,5 @@
 //! t-closeness inside the whole workflow (docs/workflow.md#t-closeness-of-confidential-attributes):
-//! what [`t_close_microaggregate_with`] adds around [`t_close_microaggregate`], which groups
+//! what [`t_close_microaggregate`] adds around [`t_close_complete_keys`], which groups
 //! complete keys.
 //!
 //! * Missing key values (`missing="fill"` / `"keep"`) mean what they mean for plain
@@ -28,8 +28,7 @@ use crate::parallel::Exec;
 use crate::progress::Progress;
 use crate::tcloseness::budget::Budget;
 use crate::tcloseness::confidential::Confidential;
-use crate::tcloseness::emd::Reference;
-use crate::tcloseness::{TCloseOutcome, TCloseness, t_close_microaggregate, verify};
+use crate::tcloseness::{TCloseOutcome, TCloseness, t_close_complete_keys, verify};
 use crate::workflow::completion;
 use crate::workflow::evaluation::Evaluation;
 use crate::workflow::parts::cut_into_parts;
@@ -39,10 +38,10 @@ use ndarray::{ArrayView2, Axis};
 
 /// k-anonymous, t-close microaggregation of `x` (n × d keys; NaN a missing cell where
 /// `options.missing` allows it) inside the whole workflow: missing key values and
-/// partitioned runs as the module says, everything else as [`t_close_microaggregate`].
+/// partitioned runs as the module says, everything else as [`t_close_complete_keys`].
 /// With `max_part`, `chosen` has one entry per part grouped (strata in order, each
 /// stratum's parts left to right).
-pub fn t_close_microaggregate_with<S: Float>(
+pub fn t_close_microaggregate<S: Float>(
     x: ArrayView2<S>,
     k: usize,
     method: &Method,
@@ -78,7 +77,7 @@ pub fn t_close_microaggregate_with<S: Float>(
         ..workflow.clone()
     };
     let complete = Options { missing: Missing::Error, ..*options };
-    let mut out = t_close_microaggregate(keys, k, method, tc, &complete, &grouping, progress)?;
+    let mut out = t_close_complete_keys(keys, k, method, tc, &complete, &grouping, progress)?;
     if let Some(merges) = merges {
         out.outcome.merges = merges;
     }
@@ -122,11 +121,7 @@ fn t_close_parts<S: Float>(
     };
     let units = split.as_ref().map_or_else(|| vec![(0..n as u32).collect()], |s| s.parts.clone());
     let mass = workflow.weights.clone().unwrap_or_else(|| vec![1.0; n]);
-    let references: Vec<Reference> = tc
-        .sensitive
-        .iter()
-        .map(|a| Reference::new(&a.codes, a.n_values, &mass, a.ordered))
-        .collect();
+    let references = tc.references(&mass);
     let mut codes = vec![0u32; n];
     let mut names: Vec<String> = Vec::new();
     for ids in units {
@@ -202,7 +197,7 @@ mod tests {
     ) -> TCloseOutcome {
         let method = Method::parse("mdav", &[]).unwrap();
         let options = Options { missing, ..Options::default() };
-        t_close_microaggregate_with(x.view(), k, &method, tc, &options, workflow, &Progress::new())
+        t_close_microaggregate(x.view(), k, &method, tc, &options, workflow, &Progress::new())
             .unwrap()
     }
 
@@ -258,15 +253,7 @@ mod tests {
         let tc = TCloseness { sensitive: vec![attribute], t: 0.5, method: TMethod::Merge };
         let method = Method::parse("mdav", &[]).unwrap();
         let go = |options: &Options, workflow: &Workflow| {
-            t_close_microaggregate_with(
-                x.view(),
-                2,
-                &method,
-                &tc,
-                options,
-                workflow,
-                &Progress::new(),
-            )
+            t_close_microaggregate(x.view(), 2, &method, &tc, options, workflow, &Progress::new())
         };
         assert!(go(&Options::default(), &Workflow::default()).is_err());
         let fill = Options { missing: Missing::Fill, ..Options::default() };

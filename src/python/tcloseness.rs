@@ -5,7 +5,7 @@
 use super::options::RunOptions;
 use super::workflow::WorkflowOptions;
 use super::{Progress, Released, progress_counter, released_to_py, run_detached, to_u32};
-use crate::{SensitiveAttribute, T_METHODS, TCloseness, TMethod, t_close_microaggregate_with};
+use crate::{SensitiveAttribute, T_METHODS, TCloseness, TMethod, t_close_microaggregate};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -55,7 +55,7 @@ fn t_close_array<'py>(
     let view = x.as_array();
     let counter = progress_counter(progress);
     let out = run_detached(py, || {
-        t_close_microaggregate_with(view, k, &method, &tc, &options, &workflow, &counter)
+        t_close_microaggregate(view, k, &method, &tc, &options, &workflow, &counter)
     })?;
     let chosen = out.chosen.iter().map(|m| m.name()).collect();
     Ok((released_to_py(py, out.outcome), chosen, out.max_emd))

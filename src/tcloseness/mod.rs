@@ -144,6 +144,15 @@ impl TCloseness {
         }
         Ok(())
     }
+
+    /// Each confidential attribute's distribution over the whole file (records weighing
+    /// `mass`): what every class's EMD is measured against.
+    pub fn references(&self, mass: &[f64]) -> Vec<Reference> {
+        self.sensitive
+            .iter()
+            .map(|a| Reference::new(&a.codes, a.n_values, mass, a.ordered))
+            .collect()
+    }
 }
 
 /// Microaggregates `x` (complete keys) into classes of at least `k` records, each t-close
@@ -151,7 +160,10 @@ impl TCloseness {
 /// distribution stays the reference; a stratum farther than t from it is an error naming
 /// it), weights (weighted distributions and release) and aggregation. `method` is what
 /// `"merge"` (and `"auto"`'s merge candidate) starts from.
-pub fn t_close_microaggregate<S: Float>(
+/// Missing key values and `max_part` are the caller's
+/// ([`crate::tcloseness_workflow::t_close_microaggregate`] completes the keys and cuts the parts
+/// into strata first).
+pub fn t_close_complete_keys<S: Float>(
     x: ArrayView2<S>,
     k: usize,
     method: &Method,
@@ -163,32 +175,14 @@ pub fn t_close_microaggregate<S: Float>(
     let n = x.nrows();
     validate(x)?;
     validate_k(k, n)?;
-    let unsupported = |name: &str, what: &str| {
-        Err(Error::InvalidParameter {
-            name: name.into(),
-            reason: format!("{what} is not supported with t-closeness"),
-        })
-    };
-    if options.missing != Missing::Error {
-        return unsupported("missing", "a missing key value");
-    }
-    if workflow.max_part.is_some() {
-        return unsupported("max_part", "a partitioned run");
-    }
+    debug_assert!(options.missing == Missing::Error && workflow.max_part.is_none());
     tc.validate(n)?;
     if let Some(w) = &workflow.weights {
         validate_weights(w, n)?;
     }
-    let scaling = match &workflow.scale {
-        Some(scale) => Scaling::with_scale(x, scale)?,
-        None => Scaling::fit(x, options.standardize),
-    };
+    let scaling = workflow.scaling(x, options.standardize)?;
     let mass = workflow.weights.clone().unwrap_or_else(|| vec![1.0; n]);
-    let references: Vec<Reference> = tc
-        .sensitive
-        .iter()
-        .map(|a| Reference::new(&a.codes, a.n_values, &mass, a.ordered))
-        .collect();
+    let references = tc.references(&mass);
     let split = match &workflow.strata {
         Some(s) => Some(strata::split(x, s, k, workflow.small_strata, &scaling)?),
         None => None,
