@@ -62,6 +62,18 @@ pub struct NormOrder {
     backoff: usize,
 }
 
+/// What one search asks: among the first `m` positions of `ws` (the unassigned records),
+/// the record farthest from `c` by F-MDAV's algebraic score, proven within `budget` visits.
+/// A visited record is scored by `score(position, id)`, which must equal
+/// `ws.algebraic_score(position, c)` bit for bit (e.g. from a row-major copy).
+pub struct Query<'a, T, S> {
+    pub ws: &'a WorkingSet<T>,
+    pub m: usize,
+    pub c: &'a [T],
+    pub budget: usize,
+    pub score: S,
+}
+
 /// A visited record: ½‖x‖², ‖x‖ (rounded up), an upper bound of its exact score at the
 /// point its block's bounds were last moved to, and its id.
 #[derive(Debug, Clone, Copy)]
@@ -120,24 +132,18 @@ impl NormOrder {
         NormOrder { entries, walked: 0, known, blocks, kept: 0, at, skip: 0, backoff: 0 }
     }
 
-    /// The unassigned record (position `< m`) with the largest ½‖x‖² − ⟨x, c⟩, ties to the
-    /// lowest id (`Some(None)` when every record is assigned), or `None` when proving it
-    /// would take more than `budget` visits (`score` as in [`Self::search`]). After giving up, the next 1, 2, 4, … (up to
-    /// 1024) searches answer `None` at once, so data where the bound does not bite costs
-    /// almost nothing extra; a success resets the back-off.
+    /// [`Self::search`] with an exponential back-off: after giving up, the next 1, 2, 4, …
+    /// (up to 1024) searches answer `None` at once, so data where the bound does not bite
+    /// costs almost nothing extra; a success resets the back-off.
     pub fn farthest<T: Float>(
         &mut self,
-        ws: &WorkingSet<T>,
-        m: usize,
-        c: &[T],
-        budget: usize,
-        score: impl Fn(usize, u32) -> T,
+        query: Query<'_, T, impl Fn(usize, u32) -> T>,
     ) -> Option<Option<Pick<T>>> {
         if self.skip > 0 {
             self.skip -= 1;
             return None;
         }
-        let found = self.search(ws, m, c, budget, score);
+        let found = self.search(query);
         if found.is_none() {
             self.backoff = (2 * self.backoff).clamp(1, 1024);
             self.skip = self.backoff;
@@ -147,42 +153,19 @@ impl NormOrder {
         found
     }
 
-    /// [`Self::farthest`] for a guess that may be left out (exact MDAV's next seed): `None`
-    /// at once while backing off, without using up one of the skipped searches, and a
-    /// guess that gives up backs off too. Without it, on data where the bound does not bite
-    /// every round's guess spent its whole budget of visits: log-normal 100 000 × 9, k = 5,
-    /// one thread, 2.5 s against 1.6 s with `norm_pruning` off.
-    pub fn guess<T: Float>(
-        &mut self,
-        ws: &WorkingSet<T>,
-        m: usize,
-        c: &[T],
-        budget: usize,
-        score: impl Fn(usize, u32) -> T,
-    ) -> Option<Option<Pick<T>>> {
-        // Not backing off: `farthest` searches, without a skipped search to use up.
-        if self.backing_off() {
-            return None;
-        }
-        self.farthest(ws, m, c, budget, score)
-    }
-
     /// Whether [`Self::farthest`] is backing off (its next call answers `None` at once).
     pub fn backing_off(&self) -> bool {
         self.skip > 0
     }
 
-    /// [`Self::farthest`] without the back-off: one search, `None` past the budget; a
-    /// visited record is scored by `score(position, id)`, which must equal
-    /// `ws.algebraic_score(position, c)` bit for bit (e.g. from a row-major copy).
-    pub fn search<T: Float>(
+    /// The unassigned record (position `< query.m`) with the largest ½‖x‖² − ⟨x, c⟩, ties to
+    /// the lowest id (`Some(None)` when every record is assigned), or `None` when proving it
+    /// would take more than `query.budget` visits: one search, without the back-off.
+    fn search<T: Float>(
         &mut self,
-        ws: &WorkingSet<T>,
-        m: usize,
-        c: &[T],
-        budget: usize,
-        score: impl Fn(usize, u32) -> T,
+        query: Query<'_, T, impl Fn(usize, u32) -> T>,
     ) -> Option<Option<Pick<T>>> {
+        let Query { ws, m, c, budget, score } = query;
         // Relative rounding bound of a d-term score in precision T, with a safety factor.
         let delta = 4.0 * (ws.d() as f64 + 4.0) * T::epsilon().as_f64();
         let c: Vec<f64> = c.iter().map(|v| v.as_f64()).collect();
@@ -345,6 +328,16 @@ mod tests {
     use ndarray::Array2;
     use proptest::prelude::*;
 
+    /// The question about the first `m` positions and `c`, scored by `ws` itself.
+    fn ask<'a, T: Float>(
+        ws: &'a WorkingSet<T>,
+        m: usize,
+        c: &'a [T],
+        budget: usize,
+    ) -> Query<'a, T, impl Fn(usize, u32) -> T + 'a> {
+        Query { ws, m, c, budget, score: move |p, _| ws.algebraic_score(p, c) }
+    }
+
     #[test]
     fn gives_up_after_the_budget_of_visits() {
         // Centered values -49.5..49.5 and c = 0: the two records of norm 49.5 tie for the
@@ -352,24 +345,14 @@ mod tests {
         let x = Array2::from_shape_fn((100, 1), |(i, _)| i as f64);
         let ws = WorkingSet::<f64>::new(x.view(), &Scaling::fit(x.view(), false)).unwrap();
         let best = NormOrder::new(&ws, Exec::SEQUENTIAL)
-            .farthest(&ws, 100, &[0.0], 2, |p, _| ws.algebraic_score(p, &[0.0]))
+            .farthest(ask(&ws, 100, &[0.0], 2))
             .unwrap()
             .unwrap();
         assert_eq!(best.id, 0, "tie to the lowest id");
         let mut order = NormOrder::new(&ws, Exec::SEQUENTIAL);
-        assert_eq!(order.farthest(&ws, 100, &[0.0], 1, |p, _| ws.algebraic_score(p, &[0.0])), None);
-        assert_eq!(
-            order.farthest(&ws, 100, &[0.0], 2, |p, _| ws.algebraic_score(p, &[0.0])),
-            None,
-            "backing off"
-        );
-        assert_eq!(
-            order
-                .farthest(&ws, 100, &[0.0], 2, |p, _| ws.algebraic_score(p, &[0.0]))
-                .unwrap()
-                .unwrap(),
-            best
-        );
+        assert_eq!(order.farthest(ask(&ws, 100, &[0.0], 1)), None);
+        assert_eq!(order.farthest(ask(&ws, 100, &[0.0], 2)), None, "backing off");
+        assert_eq!(order.farthest(ask(&ws, 100, &[0.0], 2)).unwrap().unwrap(), best);
     }
 
     #[test]
@@ -392,7 +375,7 @@ mod tests {
             let c: Vec<f64> = (0..d).map(|j| 0.3 + 0.002 * (t as f64) * (j as f64 - 1.0)).collect();
             let full: Farthest<f64> =
                 kernels::scan(Exec::SEQUENTIAL, &ws, m, &c, Metric::Algebraic, Farthest::default);
-            let found = order.search(&ws, m, &c, usize::MAX, |p, _| ws.algebraic_score(p, &c));
+            let found = order.search(ask(&ws, m, &c, usize::MAX));
             assert_eq!(found, Some(full.0), "search {t}");
             most_blocks = most_blocks.max(order.blocks.len());
             let kept: usize = order.blocks.iter().map(|b| b.len).sum();
@@ -429,8 +412,7 @@ mod tests {
                 let c: Vec<f32> = at.iter().map(|&v| v as f32).collect();
                 let full: Farthest<f32> = kernels::scan(Exec::SEQUENTIAL, &ws, m, &c, Metric::Algebraic, Farthest::default);
                 let budget = if kind == 1 { 2 } else { usize::MAX };
-                let score = |p, _| ws.algebraic_score(p, &c);
-                match order.search(&ws, m, &c, budget, score) {
+                match order.search(ask(&ws, m, &c, budget)) {
                     Some(found) => prop_assert_eq!(found, full.0),
                     None => prop_assert_eq!(budget, 2, "only a tight budget gives up"),
                 }
@@ -465,14 +447,14 @@ mod tests {
             let c: Vec<f32> = (0..d).map(|j| (shift * (j as f64 + 1.0) / 3.0) as f32).collect();
             while m > 0 {
                 let full: Farthest<f32> = kernels::scan(Exec::SEQUENTIAL, &ws, m, &c, Metric::Algebraic, Farthest::default);
-                let pruned = order.farthest(&ws, m, &c, usize::MAX, |p, _| ws.algebraic_score(p, &c)).unwrap();
+                let pruned = order.farthest(ask(&ws, m, &c, usize::MAX)).unwrap();
                 prop_assert_eq!(pruned, full.0);
                 // A tight budget either proves the same answer or gives up (then backs off).
                 let mut tight = order.clone();
-                if let Some(p) = tight.farthest(&ws, m, &c, 3, |p, _| ws.algebraic_score(p, &c)) {
+                if let Some(p) = tight.farthest(ask(&ws, m, &c, 3)) {
                     prop_assert_eq!(p, full.0);
                 } else {
-                    prop_assert_eq!(tight.farthest(&ws, m, &c, usize::MAX, |p, _| ws.algebraic_score(p, &c)), None);
+                    prop_assert_eq!(tight.farthest(ask(&ws, m, &c, usize::MAX)), None);
                 }
                 // Remove the winner and a record from the middle, as groups do.
                 let p = pruned.unwrap().pos;
@@ -483,7 +465,7 @@ mod tests {
                     m -= 1;
                 }
             }
-            prop_assert_eq!(order.farthest(&ws, 0, &c, usize::MAX, |p, _| ws.algebraic_score(p, &c)), Some(None));
+            prop_assert_eq!(order.farthest(ask(&ws, 0, &c, usize::MAX)), Some(None));
         }
     }
 }
