@@ -77,7 +77,7 @@ pub fn t_close_microaggregate<S: Float>(
         ..workflow.clone()
     };
     let complete = Options { missing: Missing::Error, ..*options };
-    let mut out = t_close_complete_keys(keys, k, method, tc, &complete, &grouping, progress)?;
+    let mut out = t_close_complete_keys(keys, k, method, tc, complete, grouping, progress)?;
     if let Some(merges) = merges {
         out.outcome.merges = merges;
     }

@@ -18,7 +18,7 @@ pub mod pool;
 pub mod t_first;
 pub mod verify;
 
-use crate::dataset::{Scaling, validate, validate_k};
+use crate::dataset::Scaling;
 use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::index::IndexChoice;
@@ -32,7 +32,6 @@ use crate::workflow::Workflow;
 use crate::workflow::evaluation::Evaluation;
 use crate::workflow::jobs::group_parts;
 use crate::workflow::strata;
-use crate::workflow::weights::validate_weights;
 use budget::Budget;
 use confidential::Confidential;
 use emd::Reference;
@@ -155,36 +154,30 @@ impl TCloseness {
     }
 }
 
-/// Microaggregates `x` (complete keys) into classes of at least `k` records, each t-close
-/// for every confidential attribute of `tc`, inside the workflow: strata (the file's
-/// distribution stays the reference; a stratum farther than t from it is an error naming
-/// it), weights (weighted distributions and release) and aggregation. `method` is what
-/// `"merge"` (and `"auto"`'s merge candidate) starts from.
-/// Missing key values and `max_part` are the caller's
-/// ([`crate::tcloseness_workflow::t_close_microaggregate`] completes the keys and cuts the parts
-/// into strata first).
+/// Microaggregates `x` (complete keys, grouped in the units of `workflow.scaling`) into
+/// classes of at least `k` records, each t-close for every confidential attribute of `tc`, inside the
+/// workflow: strata (the file's distribution stays the reference; a stratum farther than t
+/// from it is an error naming it), weights (weighted distributions and release) and
+/// aggregation. `method` is what `"merge"` (and `"auto"`'s merge candidate) starts from.
+/// The parameters are [`crate::tcloseness_workflow::t_close_microaggregate`]'s, which checks
+/// them, completes missing key values and cuts `max_part` parts into strata first.
 pub fn t_close_complete_keys<S: Float>(
     x: ArrayView2<S>,
     k: usize,
     method: &Method,
     tc: &TCloseness,
-    options: &Options,
-    workflow: &Workflow,
+    options: Options,
+    workflow: Workflow,
     progress: &Progress,
 ) -> Result<TCloseOutcome> {
-    let n = x.nrows();
-    validate(x)?;
-    validate_k(k, n)?;
     debug_assert!(options.missing == Missing::Error && workflow.max_part.is_none());
-    tc.validate(n)?;
-    if let Some(w) = &workflow.weights {
-        validate_weights(w, n)?;
-    }
-    let scaling = workflow.scaling(x, options.standardize)?;
+    let scaling = &workflow.scaling(x, options.standardize)?;
+    let n = x.nrows();
+    debug_assert!(tc.validate(n).is_ok() && (2..=n).contains(&k));
     let mass = workflow.weights.clone().unwrap_or_else(|| vec![1.0; n]);
     let references = tc.references(&mass);
     let split = match &workflow.strata {
-        Some(s) => Some(strata::split(x, s, k, workflow.small_strata, &scaling)?),
+        Some(s) => Some(strata::split(x, s, k, workflow.small_strata, scaling)?),
         None => None,
     };
     let parts = split.as_ref().map_or_else(|| vec![(0..n as u32).collect()], |s| s.parts.clone());
@@ -220,7 +213,7 @@ pub fn t_close_complete_keys<S: Float>(
             x,
             None,
             &partition,
-            &scaling,
+            scaling,
             weights,
             workflow.aggregation,
             exec,

@@ -15,7 +15,8 @@ fn attribute(codes: Vec<u32>, ordered: bool) -> SensitiveAttribute {
 
 fn run(x: &Array2<f64>, k: usize, tc: &TCloseness, workflow: &Workflow) -> Result<TCloseOutcome> {
     let method = Method::parse("mdav", &[]).unwrap();
-    t_close_complete_keys(x.view(), k, &method, tc, &Options::default(), workflow, &Progress::new())
+    let options = Options::default();
+    crate::t_close_microaggregate(x.view(), k, &method, tc, &options, workflow, &Progress::new())
 }
 
 /// Checks sizes and, per attribute, every class's EMD (and the reported largest).
