@@ -121,18 +121,12 @@ pub trait BlockScorer<T>: Sync {
     const ROWS: usize = 1;
     /// Writes the scores of positions `start..start + out.len() / ROWS` to `out`.
     fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]);
-    /// Writes this scorer's scores of positions `start..start + out.len()` to `out` and
-    /// `other`'s to `other_out` (as long): two fills, unless a scorer shares the two fills'
-    /// reads of the data (the compact copy's dot products, `algorithms/mdav/compact/`).
+    /// Writes this scorer's scores of positions `start..start + len` to `outs[0]` and
+    /// `other`'s to `outs[1]` (both `len` long): two fills, unless a scorer shares the two
+    /// fills' reads of the data (the compact copy's dot products, `algorithms/mdav/compact/`).
     #[inline(always)]
-    fn fill_pair(
-        &self,
-        other: &Self,
-        ws: &WorkingSet<T>,
-        start: usize,
-        out: &mut [T],
-        other_out: &mut [T],
-    ) {
+    fn fill_pair(&self, other: &Self, ws: &WorkingSet<T>, start: usize, outs: [&mut [T]; 2]) {
+        let [out, other_out] = outs;
         self.fill(ws, start, out);
         other.fill(ws, start, other_out);
     }

@@ -534,7 +534,7 @@ impl<T, S: BlockScorer<T>> BlockScorer<T> for TwoReferences<'_, S> {
     fn fill(&self, ws: &WorkingSet<T>, start: usize, out: &mut [T]) {
         let (a, b) = out.split_at_mut(out.len() / 2);
         match self.b {
-            Some(scorer) => self.a.fill_pair(scorer, ws, start, a, b),
+            Some(scorer) => self.a.fill_pair(scorer, ws, start, [a, b]),
             None => self.a.fill(ws, start, a),
         }
     }

@@ -440,14 +440,8 @@ impl<T: Float> BlockScorer<T> for CompactQuery<'_, T> {
     /// Both queries' dot products from one read of the codes (`dots_vnni` with two
     /// references), then each one's scores: the same bits as two fills.
     #[inline(always)]
-    fn fill_pair(
-        &self,
-        other: &Self,
-        ws: &WorkingSet<T>,
-        start: usize,
-        out: &mut [T],
-        other_out: &mut [T],
-    ) {
+    fn fill_pair(&self, other: &Self, ws: &WorkingSet<T>, start: usize, outs: [&mut [T]; 2]) {
+        let [out, other_out] = outs;
         debug_assert!(std::ptr::eq(self.copy, other.copy) && out.len() == other_out.len());
         let mut dots = Aligned([0i32; BLOCK + BLOCK_RECORDS]);
         let mut other_dots = Aligned([0i32; BLOCK + BLOCK_RECORDS]);
@@ -615,7 +609,7 @@ mod tests {
                 portable_other.fill(&ws, start, &mut c);
                 for (first, second) in [(&fast, &fast_other), (&portable, &portable_other)] {
                     let (mut pa, mut pc) = (fresh(), fresh());
-                    first.fill_pair(second, &ws, start, &mut pa, &mut pc);
+                    first.fill_pair(second, &ws, start, [&mut pa, &mut pc]);
                     assert_eq!(bits(&pa), bits(&b), "{} pair, start {start}", T::NAME);
                     assert_eq!(bits(&pc), bits(&c), "{} pair, start {start}", T::NAME);
                 }
