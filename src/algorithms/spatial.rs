@@ -255,7 +255,7 @@ impl<T: Float> BoxSearch<T> for Nearest<'_, T> {
 mod tests {
     use super::*;
     use crate::dataset::Scaling;
-    use crate::kernels::{self, Ranked};
+    use crate::kernels::{self, Ranked, Selected};
     use crate::parallel::Exec;
     use ndarray::Array2;
     use proptest::prelude::*;

@@ -178,6 +178,23 @@ pub enum Selection {
     FullSort,
 }
 
+/// The records a selection kept ([`Ranked`], [`SortedNearest`], [`Nearest`]), best first.
+pub trait Selected<T>: Sized {
+    /// The selected keys (score, id, position), best first.
+    fn into_sorted(self) -> Vec<Key<T>>;
+
+    /// The positions of the selected records, best first.
+    fn into_positions(self) -> Vec<usize> {
+        self.into_sorted().into_iter().map(|k| k.2 as usize).collect()
+    }
+
+    /// The original ids of the selected records, best first: the keys carry them, so a
+    /// caller that keeps ids reads no table of the working set.
+    fn into_ids(self) -> Vec<u32> {
+        self.into_sorted().into_iter().map(|k| k.1).collect()
+    }
+}
+
 /// The `count` best records of a scan: the nearest (smallest score, ties to the lowest id)
 /// or the farthest (largest score, ties to the lowest id), skipping one excluded position.
 ///
@@ -248,22 +265,12 @@ impl<T: Float> Ranked<T> {
             self.settled = true;
         }
     }
+}
 
-    /// The selected keys, best first.
+impl<T: Float> Selected<T> for Ranked<T> {
     fn into_sorted(mut self) -> Vec<Key<T>> {
         self.settle();
         self.keys
-    }
-
-    /// The positions of the selected records, best first.
-    pub fn into_positions(self) -> Vec<usize> {
-        self.into_sorted().into_iter().map(|k| k.2 as usize).collect()
-    }
-
-    /// The original ids of the selected records, best first: the keys carry them, so a
-    /// caller that keeps ids reads no table of the working set.
-    pub fn into_ids(self) -> Vec<u32> {
-        self.into_sorted().into_iter().map(|k| k.1).collect()
     }
 }
 
@@ -378,11 +385,13 @@ pub struct SortedNearest<T> {
 }
 
 impl<T: Float> SortedNearest<T> {
-    /// Collects every record but the excluded ones; [`Nearest::into_positions`] sorts them all.
+    /// Collects every record but the excluded ones; [`Selected::into_positions`] sorts them all.
     pub fn new(count: usize, exclude: impl Into<Exclude>) -> Self {
         SortedNearest { count, exclude: exclude.into(), keys: Vec::new() }
     }
+}
 
+impl<T: Float> Selected<T> for SortedNearest<T> {
     /// The `count` nearest keys after a full sort.
     fn into_sorted(mut self) -> Vec<Key<T>> {
         self.keys.sort_by(key_cmp);
@@ -437,22 +446,14 @@ impl<T: Float> Nearest<T> {
             Selection::FullSort => Nearest::Sorted(SortedNearest::new(count, exclude)),
         }
     }
+}
 
+impl<T: Float> Selected<T> for Nearest<T> {
     fn into_sorted(self) -> Vec<Key<T>> {
         match self {
             Nearest::Partial(r) => r.into_sorted(),
             Nearest::Sorted(s) => s.into_sorted(),
         }
-    }
-
-    /// The selected positions, nearest first.
-    pub fn into_positions(self) -> Vec<usize> {
-        self.into_sorted().into_iter().map(|k| k.2 as usize).collect()
-    }
-
-    /// The selected original ids, nearest first (see [`Ranked::into_ids`]).
-    pub fn into_ids(self) -> Vec<u32> {
-        self.into_sorted().into_iter().map(|k| k.1).collect()
     }
 }
 

@@ -45,34 +45,25 @@ def release(
     levels: Optional[Mapping[Any, Sequence[Any]]] = None,
     k: int = 5,
     method: str = "mdav",
-    *,
-    by: Any = None,
-    weights: Any = None,
-    attribute_weights: Optional[Mapping[Any, float]] = None,
-    categorical_release: str = "mode",
-    missing: str = "error",
-    group: Grouping = microaggregate,
-    **options: Any,
+    **grouping: Any,
 ) -> Tuple[dict[Any, npt.NDArray[Any]], MicroaggregationResult]:
     """k-anonymous release of a mixed key given as arrays.
 
     ``key_values`` maps each key column's name to its n values (1-D arrays; NaN, None or
     pandas.NA mark a missing cell); ``kinds`` maps names to "numeric" (the default),
     "nominal" or "ordinal"; ``levels`` gives each ordinal column's levels in increasing
-    order. ``by`` (strata labels) and ``weights`` (n sampling weights) are arrays;
-    ``attribute_weights`` maps column names to positive weights (default 1); every other
-    keyword (``aggregation``, ``max_part``, ``n_jobs``, ``small_strata``, method parameters
-    ...) goes to ``group`` (:data:`Grouping`, default :func:`microagg.microaggregate`).
+    order. Every other keyword is :func:`group_key`'s: ``by`` (strata labels) and
+    ``weights`` (n sampling weights) as arrays, ``attribute_weights``,
+    ``categorical_release``, ``missing``, ``group`` (:data:`Grouping`, default
+    :func:`microagg.microaggregate`) and what ``group`` takes (``aggregation``,
+    ``max_part``, ``n_jobs``, ``small_strata``, method parameters ...).
 
     Returns the released columns (numeric ones as float64, categorical ones as values of
     the input array, missing where ``missing="keep"`` left them) and the grouping's result
     (on the embedding: its ``labels`` and ``group_sizes`` are the release's groups).
     """
     key = array_key(key_values, kinds, levels)
-    numeric, rows, res = group_key(
-        key, k, method, by=by, weights=weights, attribute_weights=attribute_weights,
-        categorical_release=categorical_release, missing=missing, group=group, **options,
-    )
+    numeric, rows, res = group_key(key, k, method, **grouping)
     out: dict[Any, npt.NDArray[Any]] = {}
     for c in key:
         out[c.name] = numeric[c.name] if c.kind == NUMERIC else np.asarray(key_values[c.name])[rows[c.name]]

@@ -17,8 +17,8 @@ use crate::algorithms::spatial::SpatialIndex;
 use crate::dataset::{WorkingSet, means};
 use crate::float::Float;
 use crate::kernels::{
-    self, BlockScorer, Complete, Farthest, Metric, Nearest, Pick, Ranked, ScoreVisitor, Selection,
-    TwoReferences, TwoRows,
+    self, BlockScorer, Complete, Farthest, Metric, Nearest, Pick, Ranked, ScoreVisitor, Selected,
+    Selection, TwoReferences, TwoRows,
 };
 use crate::parallel::claims::Opening;
 use crate::parallel::{Exec, Parts, PartsOutcome};
