@@ -41,18 +41,15 @@ pub fn squared_distance<T: Float>(a: &[T], b: &[T]) -> T {
 /// distance to a point in the box.
 #[inline(always)]
 pub fn box_lower_bound<T: Float>(query: &[T], lo: &[T], hi: &[T]) -> T {
-    let mut acc = T::zero();
-    for ((&q, &l), &h) in query.iter().zip(lo).zip(hi) {
-        let t = if q < l {
+    sum_of_squares(query, lo, hi, |q, l, h| {
+        if q < l {
             q - l
         } else if q > h {
             q - h
         } else {
             T::zero()
-        };
-        acc += t * t;
-    }
-    acc
+        }
+    })
 }
 
 /// Upper bound of [`squared_distance`] from `query` to any point inside the box
@@ -60,10 +57,19 @@ pub fn box_lower_bound<T: Float>(query: &[T], lo: &[T], hi: &[T]) -> T {
 /// subtraction is monotone, so no point in the box has a larger computed gap).
 #[inline(always)]
 pub fn box_upper_bound<T: Float>(query: &[T], lo: &[T], hi: &[T]) -> T {
+    sum_of_squares(query, lo, hi, |q, l, h| {
+        let (below, above) = (q - l, h - q);
+        if above > below { above } else { below }
+    })
+}
+
+/// Σ gap(qⱼ, loⱼ, hiⱼ)² in attribute order without contraction, as [`squared_distance`]
+/// sums: the box bounds then compare with computed distances exactly.
+#[inline(always)]
+fn sum_of_squares<T: Float>(query: &[T], lo: &[T], hi: &[T], gap: impl Fn(T, T, T) -> T) -> T {
     let mut acc = T::zero();
     for ((&q, &l), &h) in query.iter().zip(lo).zip(hi) {
-        let (below, above) = (q - l, h - q);
-        let t = if above > below { above } else { below };
+        let t = gap(q, l, h);
         acc += t * t;
     }
     acc
