@@ -176,6 +176,22 @@ def test_huge_integer_parameters_are_value_errors_naming_them(name: str, options
         ma.anonymize(pd.DataFrame(X, columns=["a", "b"]), **options)
 
 
+@pytest.mark.parametrize("n_jobs", [2**70, -(2**70)])
+def test_huge_n_jobs_is_a_value_error_in_every_entry_point(n_jobs: int) -> None:
+    X = gaussian(30, 2)
+    released = ma.microaggregate(X, 3).aggregated
+    calls = {
+        "record_linkage": lambda: ma.risk.record_linkage(X, released, n_jobs=n_jobs),
+        "assess": lambda: ma.assess(X, released, k=3, n_jobs=n_jobs),
+        "incremental": lambda: ma.IncrementalMicroaggregator(3, n_jobs=n_jobs).fit(X),
+        "t_close": lambda: ma.t_close_microaggregate(X, 3, sensitive=np.arange(30) % 3, t=0.5, n_jobs=n_jobs),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match="n_jobs") as err:
+            call()
+        assert len(str(err.value)) < 200, name
+
+
 def test_huge_values_print_readably() -> None:
     with pytest.raises(ValueError, match=r"k must be at most 2\*\*63 - 1, got 1\.000e\+300"):
         ma.microaggregate(gaussian(30, 2), 10**300)

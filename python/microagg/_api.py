@@ -17,6 +17,7 @@ from ._validation import (
     check_bool,
     check_int,
     check_k,
+    check_n_jobs,
     check_str,
     normalize_params,
 )
@@ -314,7 +315,7 @@ def prepare_run(
     arr, single = as_data_matrix(X, dtype)
     k = check_k(k)
     standardize, scale = _standardization(standardize, arr.shape[1])
-    n_jobs = check_int(n_jobs, "n_jobs", minimum=-(2**63))
+    n_jobs = check_n_jobs(n_jobs)
     if seed is not None:
         seed = check_int(seed, "seed", minimum=0, maximum=2**64 - 1)
     if progress is not None and not isinstance(progress, _core.Progress):

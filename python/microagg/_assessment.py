@@ -11,7 +11,7 @@ import numpy as np
 from . import risk, utility
 from ._assess_input import F64, as_pair, as_weights, strata_codes
 from ._mixed.types import missing_cells, nominal_column
-from ._validation import check_bool, check_int
+from ._validation import check_bool, check_int, check_n_jobs
 from ._workflow import StratumMerge
 
 
@@ -294,7 +294,7 @@ def assess(
     n, d = x.shape
     w = as_weights(weights, n)
     strata = strata_codes(by, n)
-    n_jobs = check_int(n_jobs, "n_jobs")
+    n_jobs = check_n_jobs(n_jobs)
     if k is not None:
         k = check_int(k, "k", minimum=2)
     global_linkage = check_bool(global_linkage, "global_linkage")

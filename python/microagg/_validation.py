@@ -92,6 +92,13 @@ def check_int(value: Any, name: str, *, minimum: Optional[int] = None, maximum: 
     return result
 
 
+def check_n_jobs(value: Any) -> int:
+    """``n_jobs`` (joblib's convention: 1 one thread, -1 every core, -2 all but one, ...) as
+    the core takes it, a 64-bit integer: beyond that a ``ValueError`` naming it, not an
+    ``OverflowError``. Whether the machine has the cores is the core's to say."""
+    return check_int(value, "n_jobs", minimum=-(2**63))
+
+
 def check_k(value: Any) -> int:
     """The ``k`` of a release: an integer of at least 2. k = 1 puts every record in a group
     of its own and releases it as it is, so it is refused rather than published."""

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from . import _core
 from ._api import METHODS
 from ._params import ParamsMixin
-from ._validation import as_data_matrix, check_bool, check_int, check_k, check_str
+from ._validation import as_data_matrix, check_bool, check_k, check_n_jobs, check_str
 
 __all__ = ["IncrementalMicroaggregator", "Plan", "plan", "STRATEGIES", "CRITICAL_HEAD_START"]
 
@@ -161,7 +161,7 @@ class IncrementalMicroaggregator(ParamsMixin):
             inertial=check_bool(self.inertial, "inertial"),
             standardize=check_bool(self.standardize, "standardize"),
             refit_scaling=check_bool(self.refit_scaling, "refit_scaling"),
-            n_jobs=check_int(self.n_jobs, "n_jobs"),
+            n_jobs=check_n_jobs(self.n_jobs),
             spatial_index=None if self.spatial_index is None else check_bool(self.spatial_index, "spatial_index"),
         )
 

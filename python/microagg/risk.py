@@ -32,7 +32,7 @@ from . import _core
 from ._assess_input import F64, as_pair, population_scale, sample_sd, strata_codes
 from ._kanonymity import class_sizes as class_sizes_of
 from ._tcloseness import t_closeness
-from ._validation import as_data_matrix, check_int, check_str
+from ._validation import as_data_matrix, check_int, check_n_jobs, check_str
 
 __all__ = [
     "GLOBAL_MAX_RECORDS",
@@ -146,7 +146,7 @@ def record_linkage(X: Any, Xm: Any, method: str = "nearest", *, n_jobs: int = 1)
     """
     x, xm = as_pair(X, Xm)
     method = check_str(method, "method")
-    n_jobs = check_int(n_jobs, "n_jobs")
+    n_jobs = check_n_jobs(n_jobs)
     mean, sd = population_scale(x)
     z, zm = (x - mean) / sd, (xm - mean) / sd
     if method == "nearest":

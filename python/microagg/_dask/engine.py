@@ -14,7 +14,7 @@ import numpy as np
 from .. import _core
 from .._api import microaggregate
 from .._columns import Terms, frame_roles
-from .._validation import check_bool, check_int, check_k, check_str
+from .._validation import check_bool, check_int, check_k, check_n_jobs, check_str
 from .mixed import anonymize_mixed
 from .part import workflow_options
 from .plan import FrameRef, plan_cuts
@@ -170,7 +170,7 @@ def anonymize(
     standardize = check_bool(standardize, "standardize")
     keep_order = check_bool(keep_order, "keep_order")
     summary = check_bool(summary, "summary")
-    n_jobs = check_int(n_jobs, "n_jobs")
+    n_jobs = check_n_jobs(n_jobs)
     import narwhals.stable.v2 as nw
 
     found = frame_roles(
