@@ -8,6 +8,9 @@
 //! records by kind ([`Buckets`]): records of one kind (the same confidential values and mass)
 //! change a group's EMD alike, so the record to add is the nearest one of some kind that
 //! lowers it, one EMD and one tree query per kind instead of a pass over the records.
+//! That pays while groups are small and kinds few against the records left; `Auto` starts
+//! with the trees and goes over to the scan for good once the scan would form a group of
+//! the average size so far more cheaply ([`scan_is_cheaper`]): the records left only shrink.
 
 use super::buckets::Buckets;
 use super::budget::Budget;
@@ -17,15 +20,16 @@ use crate::index::IndexChoice;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-/// Most kinds of records for which `IndexChoice::Auto` indexes k-first: each step of a
-/// growing group costs an EMD and a tree query per kind.
-pub const MAX_KINDS: usize = 16;
+/// What one record added by the trees costs per kind still remaining (an EMD and a tree
+/// query), in records passed by the scan: about 9 to 16 on Gaussian keys (n = 2·10⁴ and
+/// 10⁵, 4 to 192 Zipf-distributed kinds) and Adult (7 to 41 kinds), `benches/k_first_kinds.rs`.
+const QUERY_COST: usize = 12;
 
 /// Labels (0..g) of the records of `rows` (standardized keys, n × d, n ≥ k) grouped by
 /// k-first. Classes may still be above `t`: the caller verifies and merges. `index` says
-/// whether the searches are indexed (`Auto`: as exact MDAV decides by n and d, and with at
-/// most [`MAX_KINDS`] kinds of records); the labels are the same either way. `None` once the
-/// classes formed cost more than `budget` allows.
+/// whether the searches are indexed (`Auto`: where exact MDAV would index n records of d
+/// attributes, until [`scan_is_cheaper`]); the labels are the same either way. `None` once
+/// the classes formed cost more than `budget` allows.
 pub fn k_first(
     rows: &[f64],
     d: usize,
@@ -37,11 +41,13 @@ pub fn k_first(
 ) -> Option<Vec<u32>> {
     let n = conf.n();
     let (kind_of, kinds) = kinds(conf);
-    let indexed = index.picks(IndexChoice::Auto.uses(n, d) && kinds <= MAX_KINDS);
+    let indexed = index.picks(IndexChoice::Auto.uses(n, d));
     let mut pool = Pool::full(rows, d, indexed);
     let mut buckets = indexed.then(|| Buckets::new(rows, d, &kind_of, kinds));
     let mut classes = Classes::new(n);
     let mut previous: Option<usize> = None;
+    // Records and groups formed by the trees so far.
+    let mut grown = (0usize, 0usize);
     let mut form = |pool: &mut Pool, grow: bool, previous: &mut Option<usize>| {
         let from = match previous.take() {
             Some(s) => row(rows, d, s).to_vec(),
@@ -53,6 +59,12 @@ pub fn k_first(
             Some(b) => group_by_kind(rows, d, k, conf, t, b, seed),
             None => group_around(rows, d, k, conf, t, pool, seed),
         };
+        if index == IndexChoice::Auto && buckets.is_some() {
+            grown = (grown.0 + members.len(), grown.1 + 1);
+            if buckets.as_ref().is_some_and(|b| scan_is_cheaper(grown, b, pool.len())) {
+                buckets = None;
+            }
+        }
         for &i in &members {
             pool.remove(rows, d, i);
         }
@@ -75,6 +87,15 @@ pub fn k_first(
         pool.ids().to_vec()
     };
     Some(classes.finish(rows, d, &leftovers))
+}
+
+/// Whether the scan would form a group of the average size of the `grown` ones (records,
+/// groups) from `remaining` records more cheaply than `buckets`: one pass over them, against
+/// [`QUERY_COST`] per record added and kind still remaining. The average, not the last
+/// group: one large group (of rare values) must not give up the trees for good.
+fn scan_is_cheaper(grown: (usize, usize), buckets: &Buckets, remaining: usize) -> bool {
+    let kinds = (0..buckets.len()).filter(|&b| buckets.remaining(b) > 0).count();
+    QUERY_COST * grown.0 * kinds > remaining * grown.1
 }
 
 /// The seed, its k − 1 nearest remaining records (nearest first, ties to the lowest index)

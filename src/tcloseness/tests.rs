@@ -196,3 +196,27 @@ fn bad_t_and_codes_are_errors() {
     assert!(run(&x, 2, &short, &Workflow::default()).is_err());
     assert!(TMethod::parse("fast").is_err());
 }
+
+/// k-first's `IndexChoice::Auto` at a size where it starts with the trees by kind: with few
+/// kinds it keeps them, with many it goes over to the scan after the first groups (as
+/// `benches/k_first_kinds.rs` times); either way the labels are the scan's.
+#[test]
+fn auto_k_first_gives_the_scans_labels_whether_it_keeps_the_trees_or_not() {
+    use rand::{RngExt, SeedableRng};
+    use rand_distr::{Distribution, StandardNormal};
+    let (n, d) = (20_000, 2);
+    assert!(IndexChoice::Auto.uses(n, d));
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    let keys: Vec<f64> = (0..n * d).map(|_| StandardNormal.sample(&mut rng)).collect();
+    for kinds in [4u32, 64] {
+        // A few common values and a long tail (log-uniform, about 1/r), every value present.
+        let codes: Vec<u32> = (0..n as u32)
+            .map(|i| if i < kinds { i } else { (kinds as f64).powf(rng.random::<f64>()) as u32 })
+            .collect();
+        let refs = [Reference::new(&codes, kinds as usize, &vec![1.0; n], false)];
+        let conf = Confidential { codes: vec![codes], mass: vec![1.0; n], references: &refs };
+        let run =
+            |index| k_first::k_first(&keys, d, 5, &conf, 0.15, index, &mut Budget::unlimited());
+        assert_eq!(run(IndexChoice::Auto), run(IndexChoice::Off), "{kinds} kinds");
+    }
+}
