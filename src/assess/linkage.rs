@@ -39,8 +39,10 @@ pub const KD_TREE_MAX_DIM: usize = 3;
 /// Up to this many attributes the block index is used, above it the scan of every distinct
 /// row ([`link_by_scan`]). Measured as above, CPU seconds, blocks vs scan: d = 4 0.06 vs
 /// 0.15, d = 6 0.15 vs 0.19, d = 7 0.20 vs 0.22, d = 8 0.30 vs 0.23, d = 15 1.72 vs 0.38;
-/// at 10⁶ records d = 8 8.7 vs 18.1, d = 15 149.6 vs 28.9. The blocks prune less as d
-/// grows and better as the release grows; the scan's cost grows as d + 1 and n²/k.
+/// at 10⁶ records d = 8 8.7 vs 18.1, d = 9 12.3 vs 13.2, d = 10 19.9 vs 15.9, d = 12 51.4
+/// vs 19.0, d = 14 102.1 vs 22.4, d = 15 149.6 vs 28.9. The blocks prune less as d grows
+/// and better as the release grows; the scan's cost grows as d + 1 and n²/k. The crossover
+/// moves from 7–8 to 9 between 10⁵ and 10⁶ records: one bound is within 7% of the better.
 pub const BLOCKS_MAX_DIM: usize = 8;
 
 /// Queries per parallel task.
