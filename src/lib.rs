@@ -78,6 +78,7 @@ pub use workflow::{Aggregation, Merge, SmallStrata, Strata, Workflow};
 pub mod engine {
     pub use crate::algorithms::mdav::{MdavOptions, mdav};
     pub use crate::algorithms::mondrian::{CutRule, mondrian};
+    pub use crate::assess::scores::{PanelRun, Panels, ScoreKernel, TILE};
     pub use crate::dataset::{Scaling, WorkingSet};
     pub use crate::kernels::{Farthest, Metric, scan};
     pub use crate::parallel::Exec;

@@ -10,7 +10,7 @@ pub mod distinct;
 pub mod linkage;
 mod scan;
 mod score_bound;
-mod scores;
+pub mod scores;
 #[cfg(target_arch = "x86_64")]
 mod scores_avx2;
 #[cfg(target_arch = "x86_64")]
