@@ -27,9 +27,14 @@ const CHUNK: usize = 40 * TILE;
 const BLOCK_FLOATS: usize = 64 * 1024;
 
 /// Links every query (row-major, the rows of `distinct`'s width) to its nearest distinct
-/// rows; `None` when the data's magnitudes do not fit the f32 copy ([`ScaledCopy::new`]).
-/// No value may be NaN or infinite.
+/// rows; `None` when the data's magnitudes do not fit the f32 copy ([`ScaledCopy::new`]) or
+/// this CPU has no kernel with hardware FMAs ([`ScoreKernel::hardware_fma`]): the caller
+/// then searches otherwise. No value may be NaN or infinite.
 pub fn link_by_scan<T: Float>(queries: &[T], distinct: &DistinctRows<T>) -> Option<NearestLinks> {
+    let kernel = ScoreKernel::detect();
+    if !kernel.hardware_fma() {
+        return None;
+    }
     let d = distinct.dim;
     let copy = ScaledCopy::new(&distinct.rows, queries, d)?;
     let (mut e_max, mut radius, mut n_max) = (0f64, 0f64, 0f64);
@@ -42,7 +47,6 @@ pub fn link_by_scan<T: Float>(queries: &[T], distinct: &DistinctRows<T>) -> Opti
     // R is the largest norm computed in f64, raised past that computation's rounding.
     let radius = radius * (1.0 + 4.0 * (d as f64 + 2.0) * f64::EPSILON);
     let bound = ScoreBound::new::<T>(d, &copy, e_max, radius, n_max);
-    let kernel = ScoreKernel::detect();
     let n = queries.len() / d;
     let mut tie_counts = vec![0u64; n];
     let mut own_among = vec![false; n];

@@ -99,6 +99,13 @@ impl ScoreKernel {
         ScoreKernel::Portable
     }
 
+    /// Whether this kernel's FMAs are the hardware's: not the portable kernel on x86-64,
+    /// where `f32::mul_add` without the FMA feature is a software routine (150× slower than
+    /// AVX2, bench-results/assess.md), so the scan would lose to the block index.
+    pub fn hardware_fma(self) -> bool {
+        !(cfg!(target_arch = "x86_64") && self == ScoreKernel::Portable)
+    }
+
     /// Scores the tile of queries `tile` (its −2x̂, attribute-major: `dim` rows of [`TILE`])
     /// against every panel of `run`, calling `hit` for each lane whose score is ≤ its
     /// query's entry of `thresholds` at that moment and storing what `hit` returns there.
@@ -187,6 +194,12 @@ pub(super) fn report(
 mod tests {
     use super::*;
     use rand::{RngExt, SeedableRng, rngs::StdRng};
+
+    #[test]
+    fn only_the_portable_kernel_on_x86_64_lacks_hardware_fma() {
+        assert_eq!(ScoreKernel::Portable.hardware_fma(), !cfg!(target_arch = "x86_64"));
+        assert!(ScoreKernel::Avx2.hardware_fma() && ScoreKernel::Avx512.hardware_fma());
+    }
 
     /// Every compilation this CPU runs gives the portable kernel's scores bit for bit, and
     /// reports exactly the lanes at or below the thresholds.
