@@ -3,16 +3,17 @@
 //! label) while classes die and centroids move, exactly as a scan of the alive classes
 //! answers it.
 //!
-//! In low dimension a k-d tree of the centroids ([`KdTree::remove`] for a class that dies,
-//! [`KdTree::update`] for a centroid that moves), rebuilt from the alive classes whenever
-//! half of the ones it was built with have died (so its size and boxes follow the alive
-//! classes: 3.1 s instead of 4.1 s for 60 000 classes, d = 8). Above
-//! [`AUTO_MAX_D`](crate::index::choice::AUTO_MAX_D) attributes a tree's boxes rarely prune
-//! (at d = 15 it was 1.7× slower than a scan), so the alive centroids are kept contiguous
-//! instead and scanned. Both are exact: the same distances, compared the same way.
+//! With many classes in low dimension, a k-d tree of the centroids ([`KdTree::remove`] for
+//! a class that dies, [`KdTree::update`] for a centroid that moves), rebuilt from the alive
+//! classes whenever half of the ones it was built with have died, so that its size and
+//! boxes follow the alive classes (`benches/t_close_merge.rs`, 60 000 classes, d = 8: 4.1 s
+//! without the rebuilds, 2.8–3.1 s with). Otherwise, as [`auto_min_groups`] says for
+//! incremental microaggregation's centroids (a tree's boxes rarely prune above d = 8: with
+//! 20 000 classes at d = 15 the tree took 4.2 s, the scan 1.3 s), the alive centroids are
+//! kept contiguous and scanned. Both are exact: the same distances, compared the same way.
 
+use crate::centroid_table::auto_min_groups;
 use crate::index::IndexChoice;
-use crate::index::choice::AUTO_MAX_D;
 use crate::index::kdtree::KdTree;
 use crate::index::squared_distance;
 
@@ -35,7 +36,8 @@ pub struct AliveCentroids {
 
 impl AliveCentroids {
     /// Classes 0..g alive, with `centroids` (row-major g × d); a k-d tree as `choice` says
-    /// (`Auto`: for 1 ≤ d ≤ `AUTO_MAX_D`).
+    /// (`Auto`: from [`auto_min_groups`] classes in dimension d, as for the centroids of
+    /// incremental microaggregation).
     pub fn new(centroids: &[f64], d: usize, g: usize, choice: IndexChoice) -> Self {
         let mut index = AliveCentroids {
             d,
@@ -45,7 +47,7 @@ impl AliveCentroids {
             rows: Vec::new(),
             alive: g,
         };
-        if d > 0 && choice.picks(d <= AUTO_MAX_D) {
+        if d > 0 && choice.picks(auto_min_groups(d).is_some_and(|min| g >= min)) {
             index.tree = Some(KdTree::new(centroids, d));
         } else {
             index.rows = centroids.to_vec();
