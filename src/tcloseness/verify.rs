@@ -1,10 +1,10 @@
 //! Verification after construction (Soria-Comas et al., TKDE 2015, §5: a class above t is
 //! merged): while some class is farther than t from the file, the class with the largest
-//! EMD joins the class whose key centroid is nearest ([`next_merge`] states the rule, ties
-//! included, and answers it from a heap and, in low dimension, a k-d tree, so a run of many
-//! merges no longer scans the g classes twice per merge, O(g²·d) in all). Also the whole of the "merge" algorithm, applied to a
-//! k-anonymous partition. Ends at the latest with one class, the job's records, which the
-//! caller has checked to be t-close.
+//! EMD joins the class whose key centroid is nearest (`verify/next_merge.rs` states the
+//! rule, ties included, and answers it from a heap and, in low dimension, a k-d tree, so a
+//! run of many merges no longer scans the g classes twice per merge, O(g²·d) in all). Also
+//! the whole of the "merge" algorithm, applied to a k-anonymous partition. Ends at the
+//! latest with one class, the job's records, which the caller has checked to be t-close.
 
 mod alive_centroids;
 mod next_merge;
@@ -19,11 +19,12 @@ use next_merge::{Indexed, NextMerge};
 pub const SLACK: f64 = 1e-12;
 
 /// Merges classes of `labels` (0..g over the records of `rows`, n × d, every class
-/// non-empty) until every class is within `t` (plus [`SLACK`]), each merge chosen by the
-/// rule of [`next_merge`]; returns the labels 0..g′ of the merged classes (numbered in the
-/// order of the label of the class that absorbed the others) and the number of merges, or
-/// `None` once the merges have added more (weighted) SSE than `budget` allows (charged
-/// merge by merge, in merge order).
+/// non-empty) until every class is within `t` (plus [`SLACK`]), the class of largest EMD
+/// first, into the class of nearest centroid, ties to the lowest label (`next_merge`);
+/// returns the labels 0..g′ of the merged classes (numbered in the order of the label of
+/// the class that absorbed the others) and the number of merges, or `None` once the merges
+/// have added more (weighted) SSE than `budget` allows (charged merge by merge, in merge
+/// order).
 pub fn merge_until_close(
     rows: &[f64],
     d: usize,

@@ -1,8 +1,9 @@
 //! Which class verification merges next and into which class (Soria-Comas et al., TKDE
-//! 2015, §5, in /work/shared/papers/): among the alive classes, the one of **largest EMD,
-//! ties to the lowest label**, joins the alive class whose key centroid is **nearest by
-//! [`squared_distance`], ties to the lowest label**. A deterministic rule that depends on
-//! the classes only, never on the order they were visited in.
+//! 2015, §5): among the alive classes, the one of **largest EMD, ties to the lowest
+//! label**, joins the alive class whose key centroid is **nearest by
+//! [`squared_distance`](crate::index::squared_distance), ties to the lowest label**. A
+//! deterministic rule that depends on the classes only, never on the order they were
+//! visited in.
 //!
 //! [`Indexed`] answers both questions without scanning the g alive classes twice per
 //! merge: a max-heap of (EMD, label) with lazy deletion (an entry whose class has died or
