@@ -5,9 +5,10 @@
 //!
 //! With many classes in low dimension, a k-d tree of the centroids ([`KdTree::remove`] for
 //! a class that dies, [`KdTree::update`] for a centroid that moves), rebuilt from the alive
-//! classes whenever half of the ones it was built with have died, so that its size and
-//! boxes follow the alive classes (`benches/t_close_merge.rs`, 60 000 classes, d = 8: 4.1 s
-//! without the rebuilds, 2.8–3.1 s with). Otherwise, as [`auto_min_groups`] says for
+//! classes whenever an eighth of the ones it was built with have died, so that its size and
+//! boxes follow the alive classes and their moved centroids (`benches/t_close_merge.rs`,
+//! 60 000 classes, d = 8: 4.1 s without rebuilds, 2.4–2.9 s rebuilt at half, 1.9 s at an
+//! eighth). Otherwise, as [`auto_min_groups`] says for
 //! incremental microaggregation's centroids (a tree's boxes rarely prune above d = 8: with
 //! 20 000 classes at d = 15 the tree took 4.2 s, the scan 1.3 s), the alive centroids are
 //! kept contiguous and scanned. Both are exact: the same distances, compared the same way.
@@ -73,7 +74,7 @@ impl AliveCentroids {
         let d = self.d;
         if let Some(tree) = &mut self.tree {
             tree.remove(at as u32);
-            if 2 * self.alive < self.labels.len() {
+            if 8 * self.alive < 7 * self.labels.len() {
                 self.rebuild(centroids);
             }
         } else {
