@@ -10,10 +10,16 @@ speed on Adult. Writes bench-results/t_closeness.md and bench-results/t_closenes
 - t-first before verification: its largest class EMD as built on Census (the same grid), next
   to the bound of Proposition 3 that distinct values would give; from the Rust bench
   `cargo bench --bench t_first_bound` (run here, so cargo must be on PATH).
+- Verification's merging loop at scale: `cargo bench --bench t_close_merge` (Gaussian keys,
+  10^4 to 3*10^5 records, d = 3, 8, 15, a 4-valued confidential attribute, MDAV classes of 5,
+  t = 0.05: nearly every class merges), one row per run. With T_CLOSE_MERGE_BEFORE set to the
+  bench binary of another commit (built by `cargo bench --bench t_close_merge --no-run` there:
+  cargo prints its path; T_CLOSE_MERGE_BEFORE_NAME says which commit), that binary runs each
+  row just before this one and both times are shown.
 - Picture: IL against t for k in {2, 5, 10} on Census (last attribute), auto, with plain
   MDAV's IL as a dashed line.
 
-    MICROAGG_SHARED=/work/shared python benches/t_closeness.py
+    MICROAGG_SHARED=/work/shared [T_CLOSE_MERGE_BEFORE=path] python benches/t_closeness.py
 """
 
 from __future__ import annotations
@@ -125,6 +131,53 @@ def before_merging(lines: list[str]) -> None:
     ]
 
 
+def merge_scaling(lines: list[str]) -> None:
+    """Seconds of verification's merging loop at growing n (the Rust bench prints a table row per
+    run), with another commit's bench binary alongside when T_CLOSE_MERGE_BEFORE names one."""
+    root, before = OUT.parent, os.environ.get("T_CLOSE_MERGE_BEFORE")
+    before_name = os.environ.get("T_CLOSE_MERGE_BEFORE_NAME", "the bench built at another commit")
+    env = {**os.environ, "MICROAGG_SHARED": str(SHARED)}
+
+    def row(command: list[str]) -> list[str]:
+        out = subprocess.run(command, cwd=root, env=env, check=True, capture_output=True, text=True).stdout
+        return [c.strip() for c in out.splitlines()[-1].strip("|").split("|")]
+
+    head = "| n | d | MDAV classes | merges | classes left | merging s |"
+    if before:
+        head = "| n | d | MDAV classes | merges before | merges | classes left | merging s before | merging s | speed-up |"
+    lines += [
+        "### Verification's merging loop at scale",
+        "",
+        "`cargo bench --bench t_close_merge`: Gaussian keys, one nominal confidential attribute of 4 values",
+        "(shares 0.4, 0.3, 0.2, 0.1, independent of the keys), MDAV classes of k = 5, t = 0.05 (a class of 5",
+        "such records is at least 0.1 from the file, so nearly every class merges); the seconds of",
+        "`merge_until_close` alone, one run each."
+        + (f" Before: {before_name}, run just before each row." if before else ""),
+        "",
+        head,
+        "|" + "---:|" * (head.count("|") - 1),
+    ]
+    for n in (10_000, 100_000, 300_000):
+        for d in (3, 8, 15):
+            args = ["--", str(n), f"d{d}"]
+            now = row(["cargo", "bench", "-q", "--bench", "t_close_merge", *args])
+            if before:
+                old = row([before, *args[1:]])
+                speedup = float(old[5]) / float(now[5])
+                lines.append(f"| {' | '.join(now[:3])} | {old[3]} | {' | '.join(now[3:5])} | {old[5]} | {now[5]} | {speedup:.1f}x |")
+            else:
+                lines.append(f"| {' | '.join(now)} |")
+    lines += [
+        "",
+        "Which class merges next: the largest EMD, ties to the lowest label; into the class of nearest",
+        "centroid, ties to the lowest label (`src/tcloseness/verify/next_merge.rs`). Up to d = 8 (from",
+        "`centroid_table::auto_min_groups` classes) the nearest class comes from a k-d tree of the alive",
+        "centroids, above from a scan of them, which stays quadratic in the classes.",
+        f"Load average at the end: {os.getloadavg()[0]:.1f} (2 cores).",
+        "",
+    ]
+
+
 def picture(census: np.ndarray) -> str:
     import matplotlib
 
@@ -161,6 +214,7 @@ def main() -> None:
     quality(census, lines)
     before_merging(lines)
     speed(lines)
+    merge_scaling(lines)
     lines += ["### IL against t", "", f"![IL against t]({picture(census)})", ""]
     write("t_closeness.md", lines)
 
