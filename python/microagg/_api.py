@@ -167,8 +167,9 @@ def microaggregate(
         F-MDAV's single-precision strategy: faster, same groups except near-ties.
     n_jobs : int, default 1
         1 is the single-threaded "fair" mode; -1 uses all cores; n > 1 uses n threads,
-        at most as many as there are cores (a larger n is capped: more threads would only
-        compete for them). The partition is identical for every value.
+        at most as many as there are cores, or 8 on a machine with fewer (a larger n is
+        capped: more threads would only compete for them; up to 8 lets a small machine run
+        the splits of a larger one). The partition is identical for every value.
     seed : int, optional
         Seed of the randomized methods (``"ona"``); ``None`` means 0, so every result is
         reproducible. Deterministic methods ignore it.
