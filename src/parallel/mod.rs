@@ -6,7 +6,7 @@
 //! than many small ones) keeps the per-chunk warm-up of top-k thresholds to a minimum.
 //! Below [`PARALLEL_MIN`] records a pass stays on the calling thread: spawning costs more
 //! than it saves there. Algorithms that make thousands of short passes (exact MDAV) run
-//! them on a [`team`](crate::parallel::team) of threads kept awake between passes
+//! them on a [`team`] of threads kept awake between passes
 //! ([`Exec::with_team`]) instead of a rayon fork-join per pass, and split a pass that
 //! serves two references by reference first ([`Exec::map_parts`], `claims.rs`); on a team
 //! such a pass costs one atomic store, so it is split from [`TEAM_MIN`] records.
@@ -207,7 +207,7 @@ impl Exec {
         }
     }
 
-    /// Runs `f` with a [`team`](crate::parallel::team) of this many threads for the passes it makes
+    /// Runs `f` with a [`team`] of this many threads for the passes it makes
     /// on this thread, when passes over `len` records would be split at all; plain `f()`
     /// otherwise. For loops of many short passes: one synchronisation per pass instead of
     /// a rayon fork-join.

@@ -370,8 +370,9 @@ impl<T> CompactQuery<'_, T> {
 }
 
 impl<T: Float> CompactQuery<'_, T> {
-    /// The first whole sixteens of f32 scores by [`scores_avx512`] after [`dots_vnni`]
-    /// (how many); `None` elsewhere, for [`BlockScorer::fill`]'s portable loop.
+    /// The first whole sixteens of f32 scores by [`scores_avx512`] after
+    /// [`dots_vnni`](dots_avx512::dots_vnni) (how many); `None` elsewhere, for
+    /// [`BlockScorer::fill`]'s portable loop.
     #[inline(always)]
     fn scores_by_sixteen(&self, out: &mut [T], h: &[T], dots: &[i32]) -> Option<usize> {
         #[cfg(target_arch = "x86_64")]
