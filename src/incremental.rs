@@ -83,7 +83,7 @@ pub struct IncrementalOptions {
     /// Threads for the base method and the splits.
     pub parallelism: Parallelism,
     /// Whether the nearest-group queries use a k-d tree of the centroids (`Auto`: with
-    /// [`crate::centroid_table::auto_min_groups`] groups, in d ≤ 8); same groups.
+    /// `crate::centroid_table::auto_min_groups` groups, in d ≤ 8); same groups.
     pub spatial_index: IndexChoice,
 }
 

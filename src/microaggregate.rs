@@ -90,7 +90,7 @@ pub fn microaggregate<S: Float, T: Float>(
 /// scaling fitted on the whole file (centered on the stratum's own mean, which changes
 /// nothing but rounding), so IL is comparable across strata. With missing values allowed
 /// (`options.missing`), the scaling comes from the observed values, every step up to the
-/// grouping sees the matrix completed once by EM ([`completion::complete`]), and the
+/// grouping sees the matrix completed once by EM (`completion::complete`), and the
 /// evaluation releases and scores the observed cells ([`Evaluation::weighted`]).
 pub fn microaggregate_with<S: Float, T: Float>(
     x: ArrayView2<S>,

@@ -38,7 +38,7 @@ use ndarray::{ArrayView2, Axis};
 
 /// k-anonymous, t-close microaggregation of `x` (n × d keys; NaN a missing cell where
 /// `options.missing` allows it) inside the whole workflow: missing key values and
-/// partitioned runs as the module says, everything else as [`t_close_complete_keys`].
+/// partitioned runs as the module says, everything else as `t_close_complete_keys`.
 /// With `max_part`, `chosen` has one entry per part grouped (strata in order, each
 /// stratum's parts left to right).
 pub fn t_close_microaggregate<S: Float>(

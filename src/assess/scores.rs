@@ -23,7 +23,7 @@ pub const LANES: usize = 16;
 /// thresholds, besides the candidates' column, fill 25 of its 32 registers).
 pub const TILE: usize = 12;
 
-/// The candidates' f32 copies, [`LANES`] to a panel: per panel, the lanes' N_c, then their
+/// The candidates' f32 copies, `LANES` to a panel: per panel, the lanes' N_c, then their
 /// values of attribute 0, 1, …; lanes past the last candidate hold N_c = NaN, which no
 /// threshold admits.
 #[derive(Debug, Clone)]
@@ -77,9 +77,9 @@ pub type Hit<'a> = &'a mut dyn FnMut(usize, u32, f32) -> f32;
 pub enum ScoreKernel {
     /// Any CPU.
     Portable,
-    /// x86-64 with AVX2 and FMA ([`scan_avx2`]).
+    /// x86-64 with AVX2 and FMA (`scan_avx2`).
     Avx2,
-    /// x86-64 with AVX-512F ([`scan_avx512`]).
+    /// x86-64 with AVX-512F (`scan_avx512`).
     Avx512,
 }
 

@@ -217,7 +217,7 @@ pub fn scan_range<T: Float, S: BlockScorer<T>, V: ScoreVisitor<T>>(
 }
 
 /// Scans positions `0..m` against `reference` with the complete kernels of `metric` (see
-/// [`scan_with`]).
+/// `scan_with`).
 pub fn scan<T: Float, V: ScoreVisitor<T>>(
     exec: Exec,
     ws: &WorkingSet<T>,

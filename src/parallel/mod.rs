@@ -45,7 +45,7 @@ pub enum Parallelism {
 impl Parallelism {
     /// scikit-learn's `n_jobs` convention: 1 = sequential, n > 1 = n threads, -1 = all cores,
     /// -2 = all but one, and so on. 0 and values below -(cores) are errors. A count above
-    /// the cores available is capped at them, or at [`MIN_THREAD_CAP`] on a machine with
+    /// the cores available is capped at them, or at `MIN_THREAD_CAP` on a machine with
     /// fewer cores: more threads cannot help, results are the same on every thread count,
     /// and `n_jobs=100000` must not start 100 000 threads.
     pub fn from_n_jobs(n_jobs: i64) -> Result<Self> {
@@ -141,7 +141,7 @@ impl Exec {
     }
 
     /// Whether [`Self::map_parts`] splits a pass over `len` records among threads (on this
-    /// thread's team from [`TEAM_MIN`] records, elsewhere from [`PARALLEL_MIN`]); when it
+    /// thread's team from `TEAM_MIN` records, elsewhere from `PARALLEL_MIN`); when it
     /// does not, the caller makes one fused pass on this thread.
     pub fn splits_parts(self, len: usize) -> bool {
         let min = if team::has_current(self.threads) { TEAM_MIN } else { PARALLEL_MIN };
@@ -207,7 +207,7 @@ impl Exec {
         }
     }
 
-    /// Runs `f` with a [`team`] of this many threads for the passes it makes
+    /// Runs `f` with a `team` of this many threads for the passes it makes
     /// on this thread, when passes over `len` records would be split at all; plain `f()`
     /// otherwise. For loops of many short passes: one synchronisation per pass instead of
     /// a rayon fork-join.
@@ -239,19 +239,19 @@ impl Exec {
 
     /// A pass made of `parts.count` parts over the same `parts.len` records (one per
     /// reference it serves), split among this thread's team (or the rayon pool) by
-    /// [`Claims`]: each slot keeps one visitor per part it touches, from `start(part)`, fed
+    /// `Claims`: each slot keeps one visitor per part it touches, from `start(part)`, fed
     /// chunk by chunk by `scan(visitor, part, lo, hi)`; a slot's visitors are then joined by
     /// `combine` and turned into one result by `finish` on the slot's thread, and the
     /// results are reduced (so they must not depend on the split). One finish per slot, not
     /// per part: a slot that helped with another part at the end of a pass pays one finish
     /// (for exact MDAV, one exact re-check whose row loads all overlap) instead of two.
-    /// [`PartsOutcome::NotSplit`] when the pass is not split at all: the caller then makes
+    /// `PartsOutcome::NotSplit` when the pass is not split at all: the caller then makes
     /// one fused pass, which reads the data once for every part.
     ///
     /// The last part may start late: its chunks are claimed only after `parts.last_ready()`
-    /// has said what it is ([`Opening`]: the `len` records, none, or an abort of the whole
+    /// has said what it is (`Opening`: the `len` records, none, or an abort of the whole
     /// pass, after which no slot claims another chunk or finishes a visitor, and the pass
-    /// is [`PartsOutcome::Aborted`]).
+    /// is `PartsOutcome::Aborted`).
     /// The first slot whose own part is the last calls it first, while the others start on
     /// their parts (or help with the first ones while the last is closed), and a slot that
     /// runs out of work calls it too; every call must give the same answer (waiting for the

@@ -5,12 +5,12 @@
 //!
 //! Two searches give the same groups: a scan of the remaining records per group (their
 //! distances to the seed, sorted lazily), or, when indexed, k-d trees of the remaining
-//! records by kind ([`Buckets`]): records of one kind (the same confidential values and mass)
+//! records by kind (`Buckets`): records of one kind (the same confidential values and mass)
 //! change a group's EMD alike, so the record to add is the nearest one of some kind that
 //! lowers it, one EMD and one tree query per kind instead of a pass over the records.
 //! That pays while groups are small and kinds few against the records left; `Auto` starts
 //! with the trees and goes over to the scan for good once the scan would form a group of
-//! the average size so far more cheaply ([`scan_is_cheaper`]): the records left only shrink.
+//! the average size so far more cheaply (`scan_is_cheaper`): the records left only shrink.
 
 use super::buckets::Buckets;
 use super::budget::Budget;
@@ -28,7 +28,7 @@ const QUERY_COST: usize = 12;
 /// Labels (0..g) of the records of `rows` (standardized keys, n × d, n ≥ k) grouped by
 /// k-first. Classes may still be above `t`: the caller verifies and merges. `index` says
 /// whether the searches are indexed (`Auto`: where exact MDAV would index n records of d
-/// attributes, until [`scan_is_cheaper`]); the labels are the same either way. `None` once
+/// attributes, until `scan_is_cheaper`); the labels are the same either way. `None` once
 /// the classes formed cost more than `budget` allows.
 pub fn k_first(
     rows: &[f64],

@@ -14,7 +14,7 @@ use super::pool::{Classes, Pool, dist2, row};
 
 /// Labels (0..g) of the records of `rows` (standardized keys, n × d, n ≥ k) grouped by
 /// t-first on the first confidential attribute. With `indexed`, the seeds and each run's
-/// nearest record come from k-d trees of the remaining records ([`Pool`], [`Buckets`])
+/// nearest record come from k-d trees of the remaining records (`Pool`, `Buckets`)
 /// instead of a scan per class: the same labels. `None` once the classes formed cost more
 /// than `budget` allows.
 pub fn t_first(

@@ -40,7 +40,7 @@ pub const AGGREGATIONS: [&str; 4] = ["mean", "median", "trim", "onestep"];
 pub const DEFAULT_TRIM: f64 = 0.1;
 
 impl Aggregation {
-    /// Parses `aggregation=` and its `trim=` fraction (`None`: [`DEFAULT_TRIM`]; only
+    /// Parses `aggregation=` and its `trim=` fraction (`None`: `DEFAULT_TRIM`; only
     /// `"trim"` takes one).
     pub fn parse(name: &str, trim: Option<f64>) -> Result<Self> {
         let how = match name {

@@ -39,10 +39,10 @@ impl Evaluation {
     /// Computes centroids (f64, plain means), the released values of `aggregation` (with
     /// the weights), SSE and SST of `x` grouped by `partition`, each record counted in the
     /// sums with its weight (1 without `weights`) times the power of two that brings the
-    /// largest weight into [1, 2) ([`rescaled_weights`]): SSE and SST stay finite whatever
+    /// largest weight into [1, 2) (`rescaled_weights`): SSE and SST stay finite whatever
     /// the weights' scale. The records are first grouped by a counting sort (ids ascending within a group), so
     /// each group's rows are read together: one random pass over `x`. Each group value comes
-    /// from the group's (value, weight) pairs of one attribute ([`group_value`]).
+    /// from the group's (value, weight) pairs of one attribute (`group_value`).
     ///
     /// Missing values (NaN) are left out: centroids and group values come from the observed
     /// values, SSE and SST are sums over the observed cells (SST around the observed column

@@ -37,7 +37,7 @@ pub struct Workflow {
     /// The value a group releases (`aggregation=`).
     pub aggregation: Aggregation,
     /// Cut every stratum into parts of at most this many records (Mondrian-V, ties by row
-    /// index; [`parts`]) and group each part on its own (`max_part=`,
+    /// index; `parts`) and group each part on its own (`max_part=`,
     /// docs/scaling.md#partitioned-runs; ≥ 2k).
     pub max_part: Option<usize>,
     /// Divide attribute j by `scale[j]` instead of the data's own standard deviation: a
@@ -62,7 +62,7 @@ impl Workflow {
 
     /// The units every stratum and part of `x` is grouped in: the given [`Workflow::scale`],
     /// else the data's own (each column's observed values; standard deviations when
-    /// `standardize`), cut to [`parts::shared_scale`] in a partitioned run so that the Dask
+    /// `standardize`), cut to `parts::shared_scale` in a partitioned run so that the Dask
     /// engine's parts are grouped alike.
     pub fn scaling<S: Float>(&self, x: ArrayView2<S>, standardize: bool) -> Result<Scaling> {
         match (&self.scale, self.max_part) {
