@@ -1,10 +1,10 @@
 //! `cargo bench --bench t_close_merge [-- N ... dD ...]`: verification's merging loop
 //! (`verify::merge_until_close`, Soria-Comas et al., TKDE 2015, §5) at growing n, the
 //! whole of the "merge" t-close method after MDAV. Gaussian keys (N records, default
-//! 10⁴, 10⁵ and 3·10⁵; dimensions D, default 3 and 8; seed 42), one nominal confidential attribute of 4
-//! values drawn with shares 0.4, 0.3, 0.2, 0.1 independently of the keys, MDAV classes of
-//! k = 5, t = 0.05: a class of 5 such records is at least 0.1 from the file, so nearly every
-//! class merges. Prints a markdown table: the classes MDAV made, the merges, the classes
+//! 10⁴, 10⁵ and 3·10⁵; dimensions D, default 3 and 8; seed 42), one nominal confidential
+//! attribute of 4 values drawn with shares 0.4, 0.3, 0.2, 0.1 independently of the keys, MDAV
+//! classes of k = 5, t = 0.05: a class of 5 such records is at least 0.1 from the file, so nearly
+//! every class merges. Prints a markdown table: the classes MDAV made, the merges, the classes
 //! left, and the seconds of the merging loop alone (one run; MDAV not counted).
 
 use microagg::Progress;

@@ -10,10 +10,10 @@
 //! all the records equal to it: a [`KdTree`] up to [`KD_TREE_MAX_DIM`] attributes, a
 //! [`BlockIndex`] up to [`BLOCKS_MAX_DIM`], above it a scan of every distinct row by f32
 //! scores with an exact re-check ([`link_by_scan`]; the blocks again for data whose
-//! magnitudes do not fit its f32 copy, and on an x86-64 CPU without AVX2 and FMA). Each query starts from the exact distance to its
-//! own release, so the indexes prune from the first node on and the scan re-checks little
-//! more than the ties. Queries run in parallel with
-//! per-query results: the same answer for every thread count.
+//! magnitudes do not fit its f32 copy, and on an x86-64 CPU without AVX2 and FMA). Each query
+//! starts from the exact distance to its own release, so the indexes prune from the first node on
+//! and the scan re-checks little more than the ties. Queries run in parallel with per-query
+//! results: the same answer for every thread count.
 //!
 //! Missing values (NaN, left by `missing="keep"`): a table with any NaN is searched by brute
 //! force over the distinct rows with the partial distance of docs/assessment.md#risk (the sum over

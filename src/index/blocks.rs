@@ -4,11 +4,12 @@
 //! From about 4 dimensions on a k-d tree's internal nodes rarely prune, while a flat list of
 //! small, spatially coherent blocks (the leaves of a k-d tree of leaf size [`BLOCK`]) does:
 //! a query computes the lower bounds of the boxes of groups of [`GROUP`] blocks, then of the
-//! blocks of each group it cannot skip (one vectorized pass per attribute), skips each block whose bound exceeds the best distance found by the time it
-//! is reached (a caller who starts from a good bound, such as the distance to a known
-//! candidate, skips most blocks from the start; visiting blocks nearest first was measured
-//! slower: its sort costs more than it saves), and computes a visited block's [`BLOCK`] distances in one pass over its columns (the inner
-//! loop runs across points, which LLVM vectorizes). Each distance is the sum of
+//! blocks of each group it cannot skip (one vectorized pass per attribute), skips each block whose
+//! bound exceeds the best distance found by the time it is reached (a caller who starts from a good
+//! bound, such as the distance to a known candidate, skips most blocks from the start; visiting
+//! blocks nearest first was measured slower: its sort costs more than it saves), and computes a
+//! visited block's [`BLOCK`] distances in one pass over its columns (the inner loop runs across
+//! points, which LLVM vectorizes). Each distance is the sum of
 //! [`squared_distance`](super::squared_distance) in the same order, bit for bit.
 
 use super::kdtree::KdTree;

@@ -5,11 +5,11 @@
 //! Leaves hold up to [`KdTree::LEAF`] points stored row by row in tree order. A search visits
 //! the child on the query's side first and skips any node whose box lies farther than the
 //! best distance found ([`box_lower_bound`], safe under rounding), so it reports exactly
-//! what a brute-force pass (`brute_force`, the tests' reference) reports. [`KdTree::remove`] deletes a point in
-//! O(leaf·d + depth·d): subtrees with no live point are skipped and the boxes on the path
-//! shrink to the live points, so bounds stay tight as points go (exact MDAV removes the
-//! records from the outside in, `crate::algorithms::spatial`). Other searches (farthest
-//! point, k nearest under another score) walk the tree through [`BoxSearch`]. Memory O(n·d).
+//! what a brute-force pass (`brute_force`, the tests' reference) reports. [`KdTree::remove`]
+//! deletes a point in O(leaf·d + depth·d): subtrees with no live point are skipped and the boxes on
+//! the path shrink to the live points, so bounds stay tight as points go (exact MDAV removes the
+//! records from the outside in, `crate::algorithms::spatial`). Other searches (farthest point, k
+//! nearest under another score) walk the tree through [`BoxSearch`]. Memory O(n·d).
 
 use super::{NearestIndex, Ties, box_lower_bound, box_upper_bound, squared_distance};
 use crate::float::{Float, order_bits};

@@ -59,9 +59,9 @@ pub fn k_first(
             Some(b) => group_by_kind(rows, d, k, conf, t, b, seed),
             None => group_around(rows, d, k, conf, t, pool, seed),
         };
-        if index == IndexChoice::Auto && buckets.is_some() {
+        if let Some(b) = buckets.as_ref().filter(|_| index == IndexChoice::Auto) {
             grown = (grown.0 + members.len(), grown.1 + 1);
-            if buckets.as_ref().is_some_and(|b| scan_is_cheaper(grown, b, pool.len())) {
+            if scan_is_cheaper(grown, b, pool.len()) {
                 buckets = None;
             }
         }

@@ -155,12 +155,12 @@ impl TCloseness {
 }
 
 /// Microaggregates `x` (complete keys, grouped in the units of `workflow.scaling`) into
-/// classes of at least `k` records, each t-close for every confidential attribute of `tc`, inside the
-/// workflow: strata (the file's distribution stays the reference; a stratum farther than t
-/// from it is an error naming it), weights (weighted distributions and release) and
-/// aggregation. `method` is what `"merge"` (and `"auto"`'s merge candidate) starts from.
-/// The parameters are [`crate::tcloseness_workflow::t_close_microaggregate`]'s, which checks
-/// them, completes missing key values and cuts `max_part` parts into strata first.
+/// classes of at least `k` records, each t-close for every confidential attribute of `tc`, inside
+/// the workflow: strata (the file's distribution stays the reference; a stratum farther than t from
+/// it is an error naming it), weights (weighted distributions and release) and aggregation.
+/// `method` is what `"merge"` (and `"auto"`'s merge candidate) starts from. The parameters are
+/// [`crate::tcloseness_workflow::t_close_microaggregate`]'s, which checks them, completes missing
+/// key values and cuts `max_part` parts into strata first.
 pub fn t_close_complete_keys<S: Float>(
     x: ArrayView2<S>,
     k: usize,

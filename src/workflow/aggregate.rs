@@ -83,10 +83,10 @@ impl Aggregation {
 }
 
 /// The weighted mean of `pairs` (value, weight); the plain mean when every weight is zero.
-/// The weights are first brought to the largest one's binade ([`Rescale`]), so weights at either end of the float
-/// range (subnormal, or near `f64::MAX`) neither underflow nor overflow their sums; the
-/// result is clamped into the range of the values it averages, which rounding can leave by
-/// an ulp. With unit weights the result has the bits of `Σ v / m` (clamped). Takes any
+/// The weights are first brought to the largest one's binade ([`Rescale`]), so weights at either
+/// end of the float range (subnormal, or near `f64::MAX`) neither underflow nor overflow their
+/// sums; the result is clamped into the range of the values it averages, which rounding can leave
+/// by an ulp. With unit weights the result has the bits of `Σ v / m` (clamped). Takes any
 /// re-iterable sequence, so a caller needs no buffer for it.
 pub fn weighted_mean(pairs: impl IntoIterator<Item = (f64, f64)> + Clone) -> f64 {
     let top = pairs.clone().into_iter().fold(0.0, |t, (_, w)| f64::max(t, w));

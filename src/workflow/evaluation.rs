@@ -18,7 +18,8 @@ pub struct Evaluation {
     /// group around, which never see weights.
     pub centroids: Array2<f64>,
     /// What each group releases when that is not its centroid (weights, or an aggregation
-    /// other than the mean, docs/workflow.md#aggregation), `(n_groups, d)`; `None` when every group releases its centroid.
+    /// other than the mean, docs/workflow.md#aggregation), `(n_groups, d)`; `None` when every group
+    /// releases its centroid.
     pub released: Option<Array2<f64>>,
     /// Within-group (weighted) sum of squares around the released values.
     pub sse: f64,
@@ -40,9 +41,9 @@ impl Evaluation {
     /// the weights), SSE and SST of `x` grouped by `partition`, each record counted in the
     /// sums with its weight (1 without `weights`) times the power of two that brings the
     /// largest weight into [1, 2) (`rescaled_weights`): SSE and SST stay finite whatever
-    /// the weights' scale. The records are first grouped by a counting sort (ids ascending within a group), so
-    /// each group's rows are read together: one random pass over `x`. Each group value comes
-    /// from the group's (value, weight) pairs of one attribute (`group_value`).
+    /// the weights' scale. The records are first grouped by a counting sort (ids ascending within a
+    /// group), so each group's rows are read together: one random pass over `x`. Each group value
+    /// comes from the group's (value, weight) pairs of one attribute (`group_value`).
     ///
     /// Missing values (NaN) are left out: centroids and group values come from the observed
     /// values, SSE and SST are sums over the observed cells (SST around the observed column

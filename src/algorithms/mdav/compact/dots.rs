@@ -18,7 +18,8 @@ pub(super) fn code_index(pairs: usize, p: usize, j: usize) -> usize {
 }
 
 /// Which kernel computes the integer dot products: the widest this CPU runs. All give the
-/// same integers (no sum of ⟨q, ŵ⟩ overflows an i32, see [`CompactCopy::query`](super::CompactCopy::query)).
+/// same integers (no sum of ⟨q, ŵ⟩ overflows an i32, see
+/// [`CompactCopy::query`](super::CompactCopy::query)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum DotKernel {
     Portable,

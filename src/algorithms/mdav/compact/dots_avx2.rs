@@ -4,7 +4,8 @@
 use super::dots::{GROUP_BLOCKS, by_groups};
 use super::{BLOCK_RECORDS, PAIR_BYTES};
 
-/// [`dots_portable`](super::dots::dots_portable) with AVX2: per pair, 16 codes widened to i16 and one `vpmaddwd`.
+/// [`dots_portable`](super::dots::dots_portable) with AVX2: per pair, 16 codes widened to i16 and
+/// one `vpmaddwd`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(super) fn dots_avx2(codes: &[i8], pair_weights: &[i32], out: &mut [i32]) {

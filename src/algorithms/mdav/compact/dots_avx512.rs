@@ -4,16 +4,15 @@
 use super::dots::{GROUP_BLOCKS, by_groups};
 use super::{BLOCK_RECORDS, PAIR_BYTES};
 
-/// [`dots_avx2`](super::dots_avx2::dots_avx2) with AVX-512 VNNI: two attribute pairs of a block at once (32 codes
-/// widened to i16 in one register, whose low half is one pair and high half the next),
-/// multiplied, summed in pairs and accumulated by one `vpdpwssd` (`vpmaddwd` and `vpaddd`
-/// fused); the two halves are added at the end. Ten vector instructions a block of 8
-/// records with 15 or 16 attributes instead of `dots_avx2`'s 24, the same integers:
-/// `vpdpwssd` wraps as `vpaddd` does, and no sum overflows. Exact MDAV at 200 000 × 15
-/// took 16–28% less time with it than with `dots_avx2` on the AVX-512 Xeon VM of
-/// docs/performance.md#machines. With `R` = 2 references it widens each load of codes once
-/// for both (the fused pass of one thread, `remaining.rs`): 0.72 against 0.98 ns a record
-/// for the two references' dots at 200 000 × 15 (medians of ten).
+/// [`dots_avx2`](super::dots_avx2::dots_avx2) with AVX-512 VNNI: two attribute pairs of a block at
+/// once (32 codes widened to i16 in one register, whose low half is one pair and high half the
+/// next), multiplied, summed in pairs and accumulated by one `vpdpwssd` (`vpmaddwd` and `vpaddd`
+/// fused); the two halves are added at the end. Ten vector instructions a block of 8 records with
+/// 15 or 16 attributes instead of `dots_avx2`'s 24, the same integers: `vpdpwssd` wraps as `vpaddd`
+/// does, and no sum overflows. Exact MDAV at 200 000 × 15 took 16–28% less time with it than with
+/// `dots_avx2` on the AVX-512 Xeon VM of docs/performance.md#machines. With `R` = 2 references it
+/// widens each load of codes once for both (the fused pass of one thread, `remaining.rs`): 0.72
+/// against 0.98 ns a record for the two references' dots at 200 000 × 15 (medians of ten).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 pub(super) fn dots_vnni<const PAIRED: bool, const R: usize>(
@@ -98,12 +97,12 @@ fn dots_vnni_blocks<const G: usize, const PAIRED: bool, const R: usize>(
 }
 
 /// f32 scores `(h − c0) − σ·dot` of the first whole sixteens of records, 16 a load and a
-/// store, with the operations of [`CompactQuery`](super::CompactQuery)'s `fill` in the same order (no fused
-/// multiply-add: the same bits); returns how many were scored. After [`dots_vnni`] with
-/// paired stores (16 dots a store), the bands then read 16 scores that one store wrote:
-/// written 8 at a time they waited for two stores to reach the cache. Scans of 100 000 × 15
-/// took 3–8% less time this way, and exact MDAV at 200 000 × 15 on one thread 8–12% less
-/// (the Xeon VM of docs/performance.md#machines).
+/// store, with the operations of [`CompactQuery`](super::CompactQuery)'s `fill` in the same order
+/// (no fused multiply-add: the same bits); returns how many were scored. After [`dots_vnni`] with
+/// paired stores (16 dots a store), the bands then read 16 scores that one store wrote: written 8
+/// at a time they waited for two stores to reach the cache. Scans of 100 000 × 15 took 3–8% less
+/// time this way, and exact MDAV at 200 000 × 15 on one thread 8–12% less (the Xeon VM of
+/// docs/performance.md#machines).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 pub(super) fn scores_avx512(
