@@ -121,7 +121,7 @@ fn t_close_parts<S: Float>(
     };
     let units = split.as_ref().map_or_else(|| vec![(0..n as u32).collect()], |s| s.parts.clone());
     let mass = workflow.weights.clone().unwrap_or_else(|| vec![1.0; n]);
-    let references = tc.references(&mass);
+    let references = tc.references();
     let mut codes = vec![0u32; n];
     let mut names: Vec<String> = Vec::new();
     for ids in units {

@@ -1,7 +1,7 @@
 """t-closeness through microaggregation: every class has at least k records and, by an EMD
 written here from its definition (loops over values, not the library's), is within t;
 errors for bad t, kinds and missing confidential values; strata keep the file as reference;
-weights weight the distributions; anonymize and risk.t_closeness on frames."""
+distributions count records whatever the weights; anonymize and risk.t_closeness on frames."""
 
 from __future__ import annotations
 
@@ -11,14 +11,13 @@ import pytest
 import microagg as ma
 
 
-def emd(values: np.ndarray, member: np.ndarray, ordered: bool, w: np.ndarray | None = None) -> float:
-    """EMD between the (weighted) distribution of values[member] and of all values."""
-    w = np.ones(len(values)) if w is None else w
+def emd(values: np.ndarray, member: np.ndarray, ordered: bool) -> float:
+    """EMD between the distribution of values[member] and of all values (counting records)."""
     distinct = sorted(set(values.tolist()))
 
     def share(mask: np.ndarray) -> list[float]:
-        total = w[mask].sum()
-        return [w[mask & (values == v)].sum() / total for v in distinct]
+        total = mask.sum()
+        return [(mask & (values == v)).sum() / total for v in distinct]
 
     p, q = share(member), share(np.ones(len(values), dtype=bool))
     if not ordered:
@@ -32,9 +31,9 @@ def emd(values: np.ndarray, member: np.ndarray, ordered: bool, w: np.ndarray | N
     return total / (len(distinct) - 1)
 
 
-def check(res: ma.TCloseResult, values: np.ndarray, k: int, t: float, ordered: bool, w=None) -> float:
+def check(res: ma.TCloseResult, values: np.ndarray, k: int, t: float, ordered: bool) -> float:
     assert res.group_sizes.min() >= k
-    worst = max(emd(values, res.labels == g, ordered, w) for g in range(res.n_groups))
+    worst = max(emd(values, res.labels == g, ordered) for g in range(res.n_groups))
     assert worst <= t + 1e-9
     return worst
 
@@ -66,16 +65,21 @@ def test_auto_keeps_the_least_sse() -> None:
     assert il["auto"] == pytest.approx(min(il["merge"], il["k-first"], il["t-first"]))
 
 
-def test_weights_weight_the_distributions() -> None:
+def test_t_like_k_counts_records_whatever_the_weights() -> None:
+    # An attacker sees released records: P and Q count them, weights change released values
+    # only (docs/workflow.md). Weighted distributions were the old, wrong, reading.
     rng = np.random.default_rng(1)
     X = rng.normal(size=(120, 2))
     s = rng.integers(0, 3, size=120)
     w = rng.uniform(0.0, 3.0, size=120)
     res = ma.t_close_microaggregate(X, 3, sensitive=s, t=0.15, weights=w, kinds="nominal")
-    check(res, s, 3, 0.15, False, w)
-    assert ma.risk.t_closeness(res.aggregated, s, weights=w, kinds="nominal")["sensitive"] == pytest.approx(
-        res.max_emd["sensitive"], abs=1e-9
-    )
+    worst = check(res, s, 3, 0.15, False)
+    assert res.max_emd["sensitive"] == pytest.approx(worst, abs=1e-9)
+    measured = ma.risk.t_closeness(res.aggregated, s, weights=w, kinds="nominal")["sensitive"]
+    assert measured == pytest.approx(worst, abs=1e-9)
+    assert measured == ma.risk.t_closeness(res.aggregated, s, kinds="nominal")["sensitive"]
+    unweighted = ma.t_close_microaggregate(X, 3, sensitive=s, t=0.15, kinds="nominal")
+    assert not np.allclose(res.aggregated, unweighted.aggregated)  # the weights weighted the release
 
 
 def test_strata_use_the_whole_file_and_an_infeasible_stratum_is_named() -> None:

@@ -6,6 +6,8 @@ attributes."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import _shared
@@ -83,9 +85,13 @@ def test_mixed_key_with_strata_weights_and_nominal_integer_codes(adult_frame: pd
                        sensitive="income", t=0.2, kinds="nominal")
     classes = out.groupby(["sex", *key], sort=False).ngroup().to_numpy()
     assert np.bincount(classes).min() >= 4
-    w = df["fnlwgt"].to_numpy(float)
     income = df["income"].to_numpy()
-    assert max(emd(income, classes == c, False, w) for c in np.unique(classes)) <= 0.2 + 1e-9
+    # t, like k, counts records: the distributions are unweighted (weighting them was the bug)
+    worst = max(emd(income, classes == c, False) for c in np.unique(classes))
+    assert worst <= 0.2 + 1e-9
+    measured = ma.risk.t_closeness(out, "income", columns=key, categorical=["urban"], by="sex", weights="fnlwgt",
+                                   kinds="nominal")
+    assert measured["income"] == pytest.approx(worst, abs=1e-12)
     assert set(out["urban"]) <= {1, 2, 3}
 
 
@@ -141,9 +147,23 @@ def test_missing_keep_leaves_cells_missing_and_is_k_anonymous() -> None:
     fill = ma.t_close_microaggregate(X, 3, sensitive=s, t=0.15, kinds="nominal", missing="fill")
     keep = ma.t_close_microaggregate(X, 3, sensitive=s, t=0.15, kinds="nominal", missing="keep")
     assert keep.labels.tolist() == fill.labels.tolist()  # "fill" and "keep" group alike
-    assert np.array_equal(np.isnan(keep.aggregated), np.isnan(X)) and keep.missing == "keep"
+    # Missing cells stay missing, except those filled to keep every class of the one class
+    # rule t-close (a missing cell matches any value; before, a class at 0.188 passed).
+    kept = np.isnan(keep.aggregated)
+    assert not (kept & ~np.isnan(X)).any() and keep.missing == "keep"
+    assert keep.n_filled == int(np.isnan(X).sum() - kept.sum()) and 0 < keep.n_filled < np.isnan(X).sum()
+    assert np.array_equal(keep.aggregated[~kept], fill.aggregated[~kept])
     assert ma.is_k_anonymous(keep.aggregated, 3)
     check(keep, s, 3, 0.15, False)
+    worst = max(emd(s, wildcard_class(keep.aggregated, i), False) for i in range(len(s)))
+    assert worst <= 0.15 + 1e-9
+    assert ma.risk.t_closeness(keep.aggregated, s, kinds="nominal")["sensitive"] == pytest.approx(worst, abs=1e-12)
+    assert keep.max_emd["sensitive"] == pytest.approx(worst, abs=1e-12)
+
+
+def wildcard_class(released: np.ndarray, i: int) -> np.ndarray:
+    """The records that agree with record i wherever both are observed (the one class rule)."""
+    return np.all(np.isnan(released) | np.isnan(released[i]) | (released == released[i]), axis=1)
 
 
 def test_missing_values_are_refused_by_default_and_in_the_confidential_attribute() -> None:
@@ -186,7 +206,7 @@ def test_parts_with_strata_weights_and_missing_values() -> None:
     region = np.where(np.arange(500) % 3 == 0, "north", "south")
     w = np.random.default_rng(3).uniform(0.5, 2.0, size=500)
     res = ma.t_close_microaggregate(X, 3, sensitive=s, t=0.15, by=region, weights=w, missing="keep", max_part=80)
-    check(res, s, 3, 0.15, True, w)
+    check(res, s, 3, 0.15, True)  # unweighted: t, like k, counts records
     assert all(len(set(region[res.labels == g])) == 1 for g in range(res.n_groups))
     skewed = np.where(region == "north", s.min(), s)  # north holds the lowest value only
     with pytest.raises(ValueError, match="stratum 'north'"):
@@ -210,3 +230,70 @@ def test_the_dask_engine_refuses_t_closeness() -> None:
     frame = pd.DataFrame({"a": np.arange(40.0), "b": np.arange(40.0) % 7, "s": np.arange(40) % 2})
     with pytest.raises(ValueError, match="not available with the Dask engine"):
         microagg.dask.anonymize(dd.from_pandas(frame, npartitions=2), 3, columns=["a", "b"], sensitive="s", t=0.2)
+
+
+@pytest.fixture(scope="module")
+def adult_4000() -> pd.DataFrame:
+    """The first 4 000 Adult records, as read (text cells stripped, '?' missing)."""
+    return pd.read_csv(_shared("datasets/adult.csv"), skipinitialspace=True, na_values="?").head(4000)
+
+
+def test_sampling_weights_change_released_values_only(adult_4000: pd.DataFrame) -> None:
+    # t, like k, counts records: with weights=fnlwgt the classes were t-close only on
+    # weighted distributions (measured: 0.3285 over the released records at t = 0.1).
+    key = ["age", "education-num", "hours-per-week"]
+    out = ma.anonymize(adult_4000, 5, columns=key, sensitive="capital-gain", t=0.1, weights="fnlwgt")
+    plain = ma.anonymize(adult_4000, 5, columns=key, sensitive="capital-gain", t=0.1)
+    classes = released_classes(out, key)
+    gain = adult_4000["capital-gain"].to_numpy()
+    worst = max(emd(gain, classes == c, True) for c in np.unique(classes))
+    assert worst <= 0.1 + 1e-9
+    assert ma.risk.t_closeness(out, "capital-gain", columns=key, weights="fnlwgt")["capital-gain"] == pytest.approx(
+        worst, abs=1e-12)
+    assert released_classes(plain, key).tolist() == classes.tolist()  # same classes ...
+    assert not np.allclose(out[key].to_numpy(float), plain[key].to_numpy(float))  # ... weighted values
+
+
+def test_missing_keep_is_t_close_under_the_one_class_rule(adult_4000: pd.DataFrame) -> None:
+    # A record's class is every released record equal to it wherever both are observed
+    # (is_k_anonymous's rule); risk.t_closeness used exact equality, so a NaN made a class of
+    # its own (0.4933 reported), and anonymize did not hold that rule's classes within t.
+    key = ["age", "education-num", "hours-per-week"]
+    df = adult_4000.head(1500).copy()
+    rng = np.random.default_rng(0)
+    for c in key:
+        df.loc[rng.random(len(df)) < 0.05, c] = np.nan
+    out = ma.anonymize(df, 5, columns=key, sensitive="capital-gain", t=0.15, missing="keep")
+    assert out[key].isna().to_numpy().any()  # some cells are still missing
+    released, gain = out[key].to_numpy(float), df["capital-gain"].to_numpy()
+    worst = max(emd(gain, wildcard_class(released, i), True) for i in range(len(df)))
+    assert worst <= 0.15 + 1e-9
+    assert ma.risk.t_closeness(out, "capital-gain", columns=key)["capital-gain"] == pytest.approx(worst, abs=1e-12)
+    assert ma.is_k_anonymous(out, 5, columns=key)
+
+
+def test_the_measure_takes_the_one_class_rule_within_strata() -> None:
+    released = np.array([[1.0, 2.0], [1.0, np.nan], [1.0, 3.0], [1.0, 3.0], [5.0, 5.0], [5.0, 5.0]])
+    s = np.array([0, 1, 0, 1, 0, 1])
+    # classes: rows 0,1 | 0,1,2,3 | 1,2,3 | 1,2,3 | 4,5 | 4,5 (row 1 matches rows 0, 2, 3)
+    expected = max(emd(s, wildcard_class(released, i), False) for i in range(6))
+    assert ma.risk.t_closeness(released, s, kinds="nominal")["sensitive"] == pytest.approx(expected, abs=1e-15)
+    assert expected == pytest.approx(1 / 6)
+    by = np.array(["a", "a", "b", "b", "b", "b"])  # row 1 now only matches row 0
+    within = ma.risk.t_closeness(released, s, by=by, kinds="nominal")["sensitive"]
+    assert within == pytest.approx(0.0, abs=1e-15)  # every class holds 0 and 1 equally
+    assert ma.risk.class_sizes(released, by).tolist() == [2, 2, 2, 2, 2, 2]
+
+
+def test_a_t_that_makes_a_stratum_one_class_is_a_warning_naming_it() -> None:
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    s = np.tile((np.arange(100) >= 61).astype(int), 2)  # 61 % zeros: only 100 records reach it
+    by = np.repeat(["north", "south"], 100)
+    with pytest.warns(UserWarning, match="stratum 'north' one class of 100 records") as caught:
+        res = ma.t_close_microaggregate(X, 3, sensitive=s, t=1e-9, by=by, kinds="nominal")
+    assert res.n_groups == 2 and len(caught) == 2
+    with pytest.warns(UserWarning, match="the whole file one class of 200 records"):
+        ma.t_close_microaggregate(X, 3, sensitive=s, t=1e-9, kinds="nominal")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ma.t_close_microaggregate(X, 3, sensitive=s, t=0.3, by=by, kinds="nominal")

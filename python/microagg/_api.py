@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from ._assess_input import as_release
 from ._kanonymity import class_sizes
 from ._validation import (
     as_data_matrix,
@@ -21,8 +22,7 @@ from ._validation import (
     check_str,
     normalize_params,
 )
-from ._workflow import StratumMerge, factorize_strata, workflow_options
-from ._mixed.types import key_matrix
+from ._workflow import StratumMerge, workflow_options
 
 if TYPE_CHECKING:
     from ._core import _RunOptions, _WorkflowOptions
@@ -418,32 +418,37 @@ def information_loss(X: Any, labels: Any, standardize: bool = True, missing: str
     return s / t if t > 0 else 0.0
 
 
-def is_k_anonymous(X_released: Any, k: int, *, by: Any = None, columns: Any = None) -> bool:
+def is_k_anonymous(
+    X_released: Any,
+    k: int,
+    *,
+    by: Any = None,
+    columns: Any = None,
+    categorical: Any = None,
+    ordinal: Any = None,
+    weights: Any = None,
+    sensitive: Any = None,
+) -> bool:
     """True when every record of ``X_released`` is in a class of at least ``k`` records.
 
     The class of a record is every released record that agrees with it on each attribute
-    observed in both: a missing value (NaN, as ``missing="keep"`` leaves it) matches any
-    value, sdcMicro's convention for keys. Without missing values that is "every distinct
-    row occurs at least ``k`` times". -0.0 equals 0.0. Cost: one sort of the rows, and one
-    more of the distinct rows per pair of missingness patterns (see
+    of the key observed in both: a missing value (NaN, as ``missing="keep"`` leaves it)
+    matches any value, sdcMicro's convention for keys. Without missing values that is "every
+    distinct row occurs at least ``k`` times". -0.0 equals 0.0. Cost: one sort of the rows,
+    and one more of the distinct rows per pair of missingness patterns (see
     :mod:`microagg._kanonymity`).
 
     With ``by`` (strata labels, as in :func:`microaggregate`, published with the data), only
     records of the same stratum count. ``k`` may be 1 here (every release passes): this is
     a check, not a release. Infinity is a ``ValueError``.
 
-    ``columns`` names the key columns of a DataFrame ``X_released``: numeric and categorical
-    ones together (a mixed key, as :func:`microagg.anonymize` releases it); ``by`` may then
-    name strata columns too.
+    A DataFrame ``X_released`` takes the column roles of :func:`microagg.anonymize`
+    (:func:`microagg.risk.class_sizes`): ``columns`` the key, numeric and categorical
+    columns together (a mixed key), ``categorical`` and ``ordinal`` key columns compared by
+    category, ``by`` strata column names, ``weights`` and ``sensitive`` columns that are
+    never keys.
     """
-    if columns is not None:
-        X_released, by = key_matrix(X_released, columns, by)
-    arr, _ = as_data_matrix(X_released, name="X_released")
     k = check_int(k, "k", minimum=1)
-    if arr.shape[0] == 0:
-        raise ValueError("X_released is empty")
-    released = np.asarray(arr, dtype=np.float64)
-    if np.isinf(released).any():
-        raise ValueError("X_released contains infinity (NaN, a missing value, is allowed)")
-    codes = factorize_strata(by, released.shape[0])[0] if by is not None else None
-    return bool(class_sizes(released, codes).min() >= k)
+    r = as_release(X_released, columns=columns, by=by, weights=weights, categorical=categorical, ordinal=ordinal,
+                   sensitive=sensitive, name="X_released")
+    return bool(class_sizes(r.key, r.strata).min() >= k)

@@ -8,11 +8,15 @@ missing); every statistic here skips them. Infinity is rejected.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
 import numpy as np
 import numpy.typing as npt
 
+from ._columns import MeasureRoles, measure_roles, strata_names
+from ._frames import as_frame, column
+from ._mixed.types import NUMERIC, frame_key
 from ._validation import as_data_matrix
 from ._workflow import as_weights as workflow_weights
 from ._workflow import factorize_strata
@@ -32,6 +36,71 @@ def as_pair(X: Any, Xm: Any) -> Tuple[F64, F64]:
         if np.isinf(a).any():
             raise ValueError(f"{name} contains infinity (NaN, a missing value, is allowed)")
     return x, xm
+
+
+@dataclass(frozen=True)
+class Release:
+    """A release as the class-based measures read it: ``key`` (n, d) the whole key as
+    floats (categories as level codes, NaN where missing, the wildcard of
+    :mod:`microagg._kanonymity`), ``strata`` one code per record (None: no strata),
+    ``roles`` the frame's column roles and ``frame`` the narwhals frame (None for arrays)."""
+
+    key: F64
+    strata: Optional[npt.NDArray[np.int64]]
+    roles: Optional[MeasureRoles] = None
+    frame: Any = None
+
+
+def as_release(
+    Xm: Any,
+    *,
+    columns: Any = None,
+    by: Any = None,
+    weights: Any = None,
+    categorical: Any = None,
+    ordinal: Any = None,
+    sensitive: Any = None,
+    name: str = "Xm",
+) -> Release:
+    """``Xm`` as the measures read it. A DataFrame's roles are ``anonymize``'s
+    (:func:`microagg._columns.measure_roles`): ``columns`` the key (default: its numeric
+    columns without another role, and the categorical and ordinal ones), ``by`` strata
+    column names (or one label per record), ``weights`` and ``sensitive`` column names, never
+    keys. An array is the key itself, ``by`` its labels; naming columns is then a
+    ``TypeError``."""
+    frame = as_frame(Xm, name)
+    if frame is None:
+        for option, value in (("columns", columns), ("categorical", categorical), ("ordinal", ordinal)):
+            if value is not None:
+                raise TypeError(f"{option}= names the key columns of a DataFrame; {name} is not one")
+        key = np.asarray(as_data_matrix(Xm, name=name)[0], dtype=np.float64)
+        return Release(_finite(key, name), _strata(by, key.shape[0]))
+    names = strata_names(frame.columns, by)
+    roles = measure_roles(
+        frame, columns=columns, by=names, weights=weights, categorical=categorical, ordinal=ordinal, sensitive=sensitive
+    )
+    key = np.column_stack([
+        c.values if c.kind == NUMERIC else np.where(c.missing, np.nan, c.values.astype(np.float64))
+        for c in frame_key(frame, roles.key, roles.categories, {})
+    ])
+    native = frame.to_native()
+    if names is not None:
+        labels = [column(native, c, name=name) for c in names]
+        by = labels[0] if len(labels) == 1 else np.column_stack([np.asarray(v, dtype=object) for v in labels])
+    return Release(_finite(key, name), _strata(by, key.shape[0]), roles, frame)
+
+
+def _strata(by: Any, n: int) -> Optional[npt.NDArray[np.int64]]:
+    """The strata codes of ``by`` as every entry point's ``by`` takes labels."""
+    return None if by is None else factorize_strata(by, n)[0]
+
+
+def _finite(key: F64, name: str) -> F64:
+    if key.size == 0:
+        raise ValueError(f"{name} is empty (shape {key.shape})")
+    if np.isinf(key).any():
+        raise ValueError(f"{name} contains infinity (NaN, a missing value, is allowed)")
+    return key
 
 
 def as_weights(weights: Any, n: int) -> Optional[F64]:

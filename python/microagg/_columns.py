@@ -232,3 +232,53 @@ def mixed_key(
     if numeric and not names and not levels and attribute_weights is None and categorical_release == "mode":
         return None
     return MixedKey(list(columns), tuple(names), levels)
+
+
+@dataclass(frozen=True)
+class MeasureRoles:
+    """The column roles of a released (or original) frame that a measure reads, resolved
+    as for ``anonymize``: the key, which key columns are categories (nominal or ordinal,
+    compared by equality), the strata, the weights column and the confidential columns."""
+
+    key: list[Any]
+    categories: list[Any]
+    by: list[Any]
+    weights: Optional[Any]
+    sensitive: list[Any]
+
+
+def strata_names(columns: Sequence[Any], by: Any) -> Optional[list[Any]]:
+    """``by`` as column names when it names columns of the frame (one name, or a list or
+    tuple of names), None when it is labels (one per record, as the array API takes)."""
+    if isinstance(by, (list, tuple)) and by and all(isinstance(c, (str, int)) and c in columns for c in by):
+        return list(by)
+    return [by] if isinstance(by, str) else None
+
+
+def measure_roles(
+    frame: Any,
+    *,
+    columns: Any = None,
+    by: Any = None,
+    weights: Any = None,
+    categorical: Any = None,
+    ordinal: Any = None,
+    sensitive: Any = None,
+    terms: Terms = API,
+) -> MeasureRoles:
+    """The roles of the narwhals ``frame`` for the measures of a release
+    (docs/assessment.md): :func:`workflow_roles`, :func:`confidential_columns`, then the key
+    (:func:`choose_key`) and its categories (:func:`mixed_key`), the rules ``anonymize``
+    applies, so that a release is measured on the key it was made on. ``by`` names strata
+    columns (labels per record are the caller's to handle, :func:`strata_names`)."""
+    def numeric(c: Any) -> bool:
+        return is_numeric(frame, c, booleans=False)
+
+    roles = workflow_roles(frame.columns, numeric, by, weights, terms)
+    of = dict(roles.of)
+    confidential = confidential_columns(frame.columns, sensitive, of, terms)
+    key = choose_key(frame, columns, of, categorical, ordinal, terms)
+    mixed = mixed_key(frame, key, categorical, ordinal, None, "mode")
+    declared = () if mixed is None else (*mixed.categorical, *mixed.ordinal)
+    categories = [c for c in key if c in declared or not numeric(c)]
+    return MeasureRoles(key, categories, roles.by, roles.weights, confidential)

@@ -10,8 +10,10 @@ the class size of record i is the number of records compatible with i (i include
 Counting: the release's distinct rows (with multiplicities) are grouped by missingness
 pattern. Two rows of patterns A and B are compatible exactly when their projections onto
 the attributes observed in both are equal, so for every pair of patterns one sort of the
-projected rows of A and B (by a hash of their bits, checked) counts, for each row of A, the
-records of B it matches (and the reverse). With m distinct rows and P patterns the pairs
+projected rows of A and B (by a hash of their bits, checked) gives each row its projection's
+id; summing a per-record quantity by id counts, for each row of A, the records of B it
+matches (and the reverse), and the same sums give the class's histogram of a confidential
+attribute (t-closeness, docs/workflow.md: one class rule for k and t). With m distinct rows and P patterns the pairs
 sort (P - 1) · m rows in all: O(P · m · (d + log m)) time on top of one O(n · (d + log n))
 pass over the n records, and O(n · d) memory; a complete release (P = 1) costs that one
 pass. A release has few patterns (a handful of attributes with gaps); m is about n / k for
@@ -20,6 +22,7 @@ a complete microaggregated file, more when a group's records miss different cell
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -29,12 +32,48 @@ F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 
 
-def class_sizes(xm: F64, strata: Optional[I64] = None) -> I64:
-    """For every record of the release ``xm`` (n, d; NaN = missing, matching any value), the
-    number of records that agree with it on every attribute observed in both, itself
-    included; with ``strata`` (n integer codes) only records of the same stratum count.
+Pair = tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], Optional[I64], Optional[I64]]
+"""Two missingness patterns' distinct rows and, per row, the id of its projection onto the
+attributes both observe (None, None: they observe none in common)."""
 
-    -0.0 equals 0.0. Infinity is not expected (callers reject it)."""
+
+@dataclass(frozen=True)
+class Classes:
+    """The classes of a release under the rule above, prepared once so that any quantity
+    summed per distinct released row (a count, a confidential attribute's histogram) can be
+    summed over each row's class: ``inverse`` the distinct row (with the stratum) of each
+    record, ``counts`` the records of each row, and per pair of missingness patterns the
+    rows of each side and the id of their common projection (None: no attribute in common)."""
+
+    inverse: I64
+    counts: I64
+    pairs: tuple[Pair, ...]
+
+    def spread(self, own: F64) -> F64:
+        """``own`` (one row per distinct released row, c columns) summed over each distinct
+        row's class."""
+        out = own.copy()
+        for ra, rb, ia, ib in self.pairs:
+            if ia is None or ib is None:  # nothing to disagree on: every pair matches
+                out[ra] += own[rb].sum(axis=0)
+                out[rb] += own[ra].sum(axis=0)
+                continue
+            n_ids = int(max(ia.max(), ib.max())) + 1
+            out[ra] += _sum_by(ib, own[rb], n_ids)[ia]
+            out[rb] += _sum_by(ia, own[ra], n_ids)[ib]
+        return out
+
+
+def _sum_by(ids: I64, values: F64, n_ids: int) -> F64:
+    """(n_ids, c): the sum of the rows of ``values`` with each id."""
+    sums = [np.bincount(ids, weights=v, minlength=n_ids) for v in values.T]
+    return np.asarray(np.stack(sums, axis=1), dtype=np.float64).reshape(n_ids, -1)
+
+
+def classes(xm: F64, strata: Optional[I64] = None) -> Classes:
+    """The classes of the release ``xm`` (n, d; NaN = missing, matching any value), within
+    ``strata`` (n integer codes) when given. -0.0 equals 0.0. Infinity is not expected
+    (callers reject it)."""
     key = np.where(np.isnan(xm), np.nan, xm + 0.0)  # one NaN and one zero bit pattern
     if strata is not None:
         key = np.column_stack([strata.astype(np.float64), key])
@@ -42,21 +81,28 @@ def class_sizes(xm: F64, strata: Optional[I64] = None) -> I64:
     pattern_rows, pattern_of = _distinct_rows(np.isnan(rows).astype(np.float64))[:2]
     patterns = pattern_rows > 0  # True where the pattern's attribute is missing
     members = [np.flatnonzero(pattern_of == p) for p in range(len(patterns))]
-    sizes = counts.astype(np.int64)  # a row's own pattern: only equal rows match
+    pairs: list[Pair] = []
     for a in range(len(patterns)):
         for b in range(a + 1, len(patterns)):
             common = ~(patterns[a] | patterns[b])
             ra, rb = members[a], members[b]
-            if not common.any():  # nothing to disagree on: every pair matches
-                sizes[ra] += counts[rb].sum()
-                sizes[rb] += counts[ra].sum()
+            if not common.any():
+                pairs.append((ra, rb, None, None))
                 continue
             ids = _distinct_rows(np.concatenate([rows[ra][:, common], rows[rb][:, common]]))[1]
-            ia, ib = ids[: len(ra)], ids[len(ra):]
-            n_ids = int(ids.max()) + 1
-            sizes[ra] += np.bincount(ib, weights=counts[rb], minlength=n_ids).astype(np.int64)[ia]
-            sizes[rb] += np.bincount(ia, weights=counts[ra], minlength=n_ids).astype(np.int64)[ib]
-    return sizes[inverse]
+            pairs.append((ra, rb, ids[: len(ra)], ids[len(ra):]))
+    return Classes(inverse, counts, tuple(pairs))
+
+
+def class_sizes(xm: F64, strata: Optional[I64] = None) -> I64:
+    """For every record of the release ``xm`` (n, d; NaN = missing, matching any value), the
+    number of records that agree with it on every attribute observed in both, itself
+    included; with ``strata`` (n integer codes) only records of the same stratum count.
+
+    -0.0 equals 0.0. Infinity is not expected (callers reject it)."""
+    c = classes(xm, strata)
+    sizes: I64 = np.rint(c.spread(c.counts[:, None].astype(np.float64))[:, 0]).astype(np.int64)
+    return sizes[c.inverse]
 
 
 def _distinct_rows(a: F64) -> tuple[F64, I64, I64]:

@@ -7,14 +7,16 @@ has at least ``k`` records and holds each confidential attribute within earth mo
 EMD (the paper's §2.2): for a numerical (ordered) attribute with the file's distinct values
 v_1 < ... < v_m, (1/(m-1)) * sum_{i<m} |sum_{j<=i} (p_j - q_j)| (0 when m = 1); for a
 nominal one, 1/2 * sum |p_i - q_i|. P is a class's distribution, Q the whole file's, both
-weighted when weights are given.
+counting records: t, like k, counts records (sampling weights change released values only).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import numbers
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
@@ -25,7 +27,10 @@ import numpy.typing as npt
 from . import _core
 from ._api import MicroaggregationResult, prepare_run, released_result
 from ._validation import as_data_matrix, check_str
-from ._workflow import _factorize_column, _is_missing, as_weights, factorize_strata
+from ._assess_input import as_release
+from ._frames import as_frame, column
+from ._kanonymity import Classes, classes
+from ._workflow import _factorize_column, _is_missing, as_weights
 
 T_METHODS: tuple[str, ...] = tuple(_core.T_METHODS)
 """Names accepted by ``t_method=``."""
@@ -91,7 +96,8 @@ def t_close_microaggregate(
         As in :func:`microagg.microaggregate`; ``method`` (and its parameters) is what
         ``"merge"`` starts from. With ``by``, the reference distribution stays the whole
         file's; a stratum itself farther than ``t`` from it is a ``ValueError`` naming it.
-        With ``weights``, distributions are weighted. With ``missing="fill"`` or ``"keep"``
+        ``weights`` weight the release (and the SSE "auto" compares); the distributions
+        count records, since t, like k, counts released records. With ``missing="fill"`` or ``"keep"``
         the classes are built on the EM-completed keys and released from the observed
         cells, as plain microaggregation does.
     sensitive : array-like of n values, a mapping of names to such arrays, or (n, s) array
@@ -152,7 +158,7 @@ def t_close_microaggregate(
         run.workflow,
         progress=run.progress,
     )
-    return released_result(
+    res = released_result(
         TCloseResult,
         out,
         run.k,
@@ -164,6 +170,88 @@ def t_close_microaggregate(
         max_emd=dict(zip(names, max_emd)),
         **run.fields,
     )
+    strata = _published_strata(run.workflow["by"], run.strata, res)
+    _warn_single_classes(res, strata, run.strata, t)
+    if res.missing_cells is None:
+        return res
+    attributes = [(*e, kind_of[name] == "numerical") for name, e in zip(names, encoded)]
+    return _fill_until_t_close(res, attributes, names, strata, t)
+
+
+def _published_strata(
+    codes: Optional[npt.NDArray[np.int64]], labels: list[Any], res: TCloseResult
+) -> Optional[npt.NDArray[np.int64]]:
+    """Each record's stratum code (``labels`` the value of each code) once merged strata
+    joined the stratum they were merged into, as the release publishes them; None without
+    strata."""
+    if codes is None:
+        return None
+    out = np.asarray(codes, dtype=np.int64).copy()
+    code_of = {repr(label): j for j, label in enumerate(labels)}
+    for m in res.merges:
+        out[out == code_of[repr(m.stratum)]] = code_of[repr(m.into)]
+    return out
+
+
+def _warn_single_classes(
+    res: TCloseResult, strata: Optional[npt.NDArray[np.int64]], labels: list[Any], t: float
+) -> None:
+    """Warns, naming it, of a stratum (or the whole file) of at least 2k records that t made
+    one class: k alone would have split it, so t is so small that the stratum is released
+    as its mean, which protects but keeps little (docs/workflow.md)."""
+    codes = np.zeros(len(res.labels), dtype=np.int64) if strata is None else strata
+    for code in np.unique(codes):
+        inside = codes == code
+        if inside.sum() >= 2 * res.k and len(np.unique(res.labels[inside])) == 1:
+            where = "the whole file" if strata is None else f"stratum {labels[code]!r}"
+            warnings.warn(
+                f"t={t:g} made {where} one class of {int(inside.sum())} records: every record of it is "
+                "released alike; a larger t keeps more of the key",
+                UserWarning,
+                stacklevel=3,
+            )
+
+
+def _fill_until_t_close(
+    res: TCloseResult,
+    attributes: list[tuple[npt.NDArray[np.int64], int, bool]],
+    names: list[str],
+    strata: Optional[npt.NDArray[np.int64]],
+    t: float,
+) -> TCloseResult:
+    """``missing="keep"`` under the one class rule (docs/workflow.md): a record's class is
+    every released record that agrees with it where both are observed, so a missing cell
+    can join records of several groups into a class farther than t from the file. While one
+    is, missing cells get their group's value (as ``"fill"`` releases them): first those of
+    the far records themselves, then, when those are complete, those of the records in
+    their classes. This ends t-close: a class whose records are all complete holds every
+    record of each group released as its row (a group's records agree wherever observed),
+    so it is whole groups, t-close by construction (the EMD is convex). ``n_filled`` counts
+    the cells filled."""
+    cells = res.missing_cells.copy() if res.missing_cells is not None else None
+    while True:
+        released = res.group_values[res.labels]
+        if cells is not None:
+            released[cells] = np.nan
+        cls = classes(released, strata)
+        emds = [class_emd(codes, m, ordered, cls) for codes, m, ordered in attributes]
+        far = np.max(emds, axis=0) > t + 1e-12
+        if cells is None or not far.any():
+            break
+        gaps = cells.any(axis=1)
+        fill = far[cls.inverse] & gaps  # first the far records' own gaps
+        if not fill.any():  # then the gaps of the records that join them to a far class
+            fill = (cls.spread(far[:, None].astype(np.float64))[cls.inverse, 0] > 0) & gaps
+        if not fill.any():
+            break
+        cells[fill] = False
+    filled = 0 if res.missing_cells is None else int(res.missing_cells.sum() - (0 if cells is None else cells.sum()))
+    return dataclasses.replace(
+        res,
+        missing_cells=cells if cells is not None and cells.any() else None,
+        n_filled=filled,
+        max_emd={name: float(e.max()) for name, e in zip(names, emds)},
+    )
 
 
 def t_closeness(
@@ -174,91 +262,67 @@ def t_closeness(
     by: Any = None,
     weights: Any = None,
     kinds: Any = None,
+    categorical: Any = None,
+    ordinal: Any = None,
 ) -> dict[str, float]:
-    """The largest EMD between a class of the release and the whole file, per confidential
+    """The largest EMD between a record's class and the whole file, per confidential
     attribute: the t the release achieves.
 
-    ``released`` is the released key matrix (n, d) and ``sensitive`` the confidential values
-    (as in :func:`t_close_microaggregate`), or ``released`` is a DataFrame, ``columns`` its
-    key columns (default: every numeric column that is not confidential, ``by`` or
-    ``weights``; categorical columns of a mixed key count by their categories) and
-    ``sensitive``, ``by`` and ``weights`` column names. A class is the
-    records with equal released keys (within a stratum with ``by``); distributions are
-    weighted with ``weights``.
-    """
-    from ._frames import as_frame, is_numeric, numeric_matrix
+    A record's class is the one class rule of k-anonymity (:func:`microagg.is_k_anonymous`,
+    docs/workflow.md#t-closeness-of-confidential-attributes): the released records equal to
+    it on the whole key within its stratum, a missing key cell matching any value. t, like
+    k, counts records: P (a class) and Q (the whole file) count released records, whatever
+    the sampling weights (they change released values only).
 
+    ``released`` is the released key matrix (n, d) and ``sensitive`` the confidential values
+    (as in :func:`t_close_microaggregate`), ``by`` strata labels; or ``released`` is a
+    DataFrame with the column roles of :func:`microagg.anonymize`: ``columns`` the key
+    (default: every numeric column without another role, and the ``categorical`` and
+    ``ordinal`` ones, compared by category), ``sensitive``, ``by`` and ``weights`` column
+    names (a weights column is never a key).
+    """
     frame = as_frame(released, "released")
-    if frame is not None:
-        wanted = [sensitive] if isinstance(sensitive, str) else list(sensitive)
-        by_names = [] if by is None else [by] if isinstance(by, str) else list(by)
-        roles = set(wanted) | set(by_names) | ({weights} if weights is not None else set())
-        missing = [str(c) for c in roles if c not in frame.columns]
-        if missing:
-            raise ValueError(f"unknown column(s): {', '.join(missing)}")
-        keys = [c for c in frame.columns if c not in roles and is_numeric(frame, c, booleans=False)]
-        keys = keys if columns is None else [columns] if isinstance(columns, str) else list(columns)
-        native = frame.to_native()
-        sensitive = {c: _column(native, c) for c in wanted}
-        by = None if not by_names else np.column_stack([np.asarray(_column(native, c), dtype=object) for c in by_names])
-        weights = numeric_matrix(frame, [weights])[:, 0] if weights is not None else None
-        unknown = [str(c) for c in keys if c not in frame.columns]
-        if unknown:
-            raise ValueError(f"unknown column(s): {', '.join(unknown)}")
-        # a categorical key column (a mixed key's release) counts by its categories
-        numeric_keys = [c for c in keys if is_numeric(frame, c, booleans=False)]
-        categories = [factorize_strata(np.asarray(_column(native, c), dtype=object), len(native), name=str(c))[0]
-                      for c in keys if c not in numeric_keys]
-        released = numeric_matrix(frame, numeric_keys, name="released") if numeric_keys else np.empty((len(native), 0))
-        released = np.column_stack([released, *categories]) if categories else released
-    xm = np.asarray(as_data_matrix(released, name="released")[0], dtype=np.float64)
-    n = xm.shape[0]
+    names_given = frame is not None and isinstance(sensitive, (str, list, tuple))
+    r = as_release(released, columns=columns, by=by, weights=weights if frame is not None else None,
+                   categorical=categorical, ordinal=ordinal, sensitive=sensitive if names_given else None,
+                   name="released")
+    n = r.key.shape[0]
+    if r.roles is not None and names_given:
+        sensitive = {str(c): column(r.frame.to_native(), c) for c in r.roles.sensitive}
+    if weights is not None and frame is None:
+        as_weights(weights, n)  # checked; the distributions count records
     names, cols = _sensitive_columns(sensitive, n)
     kind_of = _kinds(kinds, names, cols)
-    key = xm if by is None else np.column_stack([factorize_strata(by, n)[0].astype(np.float64), xm])
-    classes = np.unique(key, axis=0, return_inverse=True)[1].reshape(-1)
-    mass = as_weights(weights, n) if weights is not None else np.ones(n)
+    cls = classes(r.key, r.strata)
     return {
-        name: float(class_emd(*_encode(c, name, kind_of[name]), kind_of[name] == "numerical", classes, mass).max())
+        name: float(class_emd(*_encode(c, name, kind_of[name]), kind_of[name] == "numerical", cls).max())
         for name, c in zip(names, cols)
     }
 
 
-def class_emd(
-    codes: npt.NDArray[np.int64],
-    m: int,
-    ordered: bool,
-    classes: npt.NDArray[np.int64],
-    mass: npt.NDArray[np.float64],
-) -> npt.NDArray[np.float64]:
-    """The EMD of every class (labels 0..g) for one attribute of codes 0..m, dense, in
-    chunks of classes (a class or file of zero total mass counts records)."""
-    g = int(classes.max()) + 1
-    q = _chunk_shares(codes, np.zeros_like(classes), mass, m, 1)[0]
-    out = np.empty(g)
-    chunk = max(1, 2_000_000 // max(m, 1))
-    for lo in range(0, g, chunk):
-        hi = min(g, lo + chunk)
-        inside = (classes >= lo) & (classes < hi)
-        p = _chunk_shares(codes[inside], classes[inside] - lo, mass[inside], m, hi - lo)
-        if ordered:
-            out[lo:hi] = np.abs(np.cumsum(p - q, axis=1)[:, :-1]).sum(axis=1) / (m - 1) if m > 1 else 0.0
-        else:
-            out[lo:hi] = 0.5 * np.abs(p - q).sum(axis=1)
-    return out
-
-
-def _chunk_shares(
-    codes: npt.NDArray[np.int64], labels: npt.NDArray[np.int64], mass: npt.NDArray[np.float64], m: int, rows: int
-) -> npt.NDArray[np.float64]:
-    """Per class (rows of labels 0..rows), the share of each code: by mass, or by count
-    where a class's mass is 0."""
-    flat = labels * m + codes
-    p = np.bincount(flat, weights=mass, minlength=rows * m).reshape(rows, m)
-    counts = np.bincount(flat, minlength=rows * m).reshape(rows, m).astype(np.float64)
-    p = np.where(p.sum(axis=1, keepdims=True) > 0, p, counts)
-    shares: npt.NDArray[np.float64] = p / p.sum(axis=1, keepdims=True)
-    return shares
+def class_emd(codes: npt.NDArray[np.int64], m: int, ordered: bool, cls: Classes) -> npt.NDArray[np.float64]:
+    """The EMD of the class of every distinct released row of ``cls`` for one attribute of
+    codes 0..m, counting records; dense in chunks of values (a row's histogram summed over
+    its class, :meth:`microagg._kanonymity.Classes.spread`), the ordered distance carrying
+    the cumulative shares from chunk to chunk."""
+    rows = len(cls.counts)
+    q = np.bincount(codes, minlength=m) / len(codes)
+    sizes = cls.spread(cls.counts[:, None].astype(np.float64))
+    out, carry, q_carry = np.zeros(rows), np.zeros(rows), 0.0
+    chunk = max(1, 2_000_000 // rows)
+    for lo in range(0, m, chunk):
+        hi = min(m, lo + chunk)
+        inside = (codes >= lo) & (codes < hi)
+        own = np.bincount(cls.inverse[inside] * (hi - lo) + codes[inside] - lo, minlength=rows * (hi - lo))
+        p = cls.spread(own.reshape(rows, hi - lo).astype(np.float64)) / sizes
+        if not ordered:
+            out += 0.5 * np.abs(p - q[lo:hi]).sum(axis=1)
+            continue
+        cdf, q_cdf = carry[:, None] + np.cumsum(p, axis=1), q_carry + np.cumsum(q[lo:hi])
+        last = hi - lo - (hi == m)  # F_P and F_Q both reach 1 at the last value
+        out += np.abs(cdf[:, :last] - q_cdf[:last]).sum(axis=1)
+        carry, q_carry = cdf[:, -1], float(q_cdf[-1])
+    return out / (m - 1) if ordered and m > 1 else (np.zeros(rows) if ordered else out)
 
 
 def t_closeness_step(frame: Any, options: dict[str, Any], roles: dict[Any, str]) -> Optional[Callable[..., Any]]:
@@ -277,12 +341,6 @@ def t_closeness_step(frame: Any, options: dict[str, Any], roles: dict[Any, str])
     wanted = confidential_columns(frame.columns, asked["sensitive"], roles)
     values = {str(c): column(frame.to_native(), c) for c in wanted}
     return functools.partial(t_close_microaggregate, **{**asked, "sensitive": values})
-
-
-def _column(native: Any, name: Any) -> Any:
-    from ._frames import column
-
-    return column(native, name)
 
 
 def _check_t(t: Any) -> float:

@@ -29,10 +29,10 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._assess_input import F64, as_pair, population_scale, sample_sd, strata_codes
+from ._assess_input import F64, as_pair, as_release, population_scale, sample_sd
 from ._kanonymity import class_sizes as class_sizes_of
 from ._tcloseness import t_closeness
-from ._validation import as_data_matrix, check_int, check_n_jobs, check_str
+from ._validation import check_int, check_n_jobs, check_str
 
 __all__ = [
     "GLOBAL_MAX_RECORDS",
@@ -202,29 +202,58 @@ def _partial_squared_distances(a: F64, b: F64) -> F64:
         return np.where(seen > 0, acc * (d / np.maximum(seen, 1)), np.inf)
 
 
-def class_sizes(Xm: Any, by: Any = None) -> npt.NDArray[np.int64]:
+def class_sizes(
+    Xm: Any,
+    by: Any = None,
+    *,
+    columns: Any = None,
+    categorical: Any = None,
+    ordinal: Any = None,
+    weights: Any = None,
+    sensitive: Any = None,
+) -> npt.NDArray[np.int64]:
     """For each record, the size of its class: the released records that agree with it on
-    every attribute observed in both (itself included), within strata when ``by`` is given
-    (one label per record, or an (n, m) array of labels combined per record).
+    every attribute of the key observed in both (itself included), within strata when
+    ``by`` is given.
 
     A missing value (NaN, as ``missing="keep"`` leaves it) matches any value, sdcMicro's
     convention (see :mod:`microagg._kanonymity`; O(P · n log n) for P patterns of missing
     cells). -0.0 equals 0.0. A complete release counts equal rows. Records in classes below
     k are the ones a k-anonymity check flags; their distribution is what a release report
     shows.
+
+    Parameters
+    ----------
+    Xm : array-like (n, d) or DataFrame
+        The release. An array is the key; ``by`` then holds one label per record (or an
+        (n, m) array of labels combined per record).
+    by, columns, categorical, ordinal, weights, sensitive
+        For a DataFrame, its column roles as :func:`microagg.anonymize` takes them
+        (docs/assessment.md#measures-of-a-frame): the key ``columns`` (default: the numeric
+        columns without another role, and the ``categorical`` and ``ordinal`` ones, which
+        compare by category), ``by`` strata column names (or labels), ``weights`` and
+        ``sensitive`` columns that are never keys.
     """
-    xm = np.asarray(as_data_matrix(Xm, name="Xm")[0], dtype=np.float64)
-    if xm.size == 0:
-        raise ValueError(f"Xm is empty (shape {xm.shape})")
-    if np.isinf(xm).any():
-        raise ValueError("Xm contains infinity (NaN, a missing value, is allowed)")
-    return class_sizes_of(xm, strata_codes(by, xm.shape[0]))
+    r = as_release(Xm, columns=columns, by=by, weights=weights, categorical=categorical, ordinal=ordinal,
+                   sensitive=sensitive)
+    return class_sizes_of(r.key, r.strata)
 
 
-def min_group_size(Xm: Any, by: Any = None) -> int:
+def min_group_size(
+    Xm: Any,
+    by: Any = None,
+    *,
+    columns: Any = None,
+    categorical: Any = None,
+    ordinal: Any = None,
+    weights: Any = None,
+    sensitive: Any = None,
+) -> int:
     """Smallest class of the release (the k it achieves): the minimum of
-    :func:`class_sizes`, with the same ``by`` and the same rule for missing values."""
-    return int(class_sizes(Xm, by).min())
+    :func:`class_sizes`, with the same arguments and the same rule for missing values."""
+    sizes = class_sizes(Xm, by, columns=columns, categorical=categorical, ordinal=ordinal, weights=weights,
+                        sensitive=sensitive)
+    return int(sizes.min())
 
 
 def _positive(value: Any, name: str) -> float:

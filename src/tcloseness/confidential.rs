@@ -11,7 +11,9 @@ use super::emd::{Hist, Reference};
 pub struct Confidential<'a> {
     /// Per attribute, the code (rank or category) of each record.
     pub codes: Vec<Vec<u32>>,
-    /// Each record's mass in the distributions: its weight, or 1.
+    /// Each record's weight in the SSE that `"auto"` and the merges compare (1 without
+    /// weights). The distributions count records, whatever the weights: an attacker sees
+    /// released records, so t, like k, counts records (docs/workflow.md).
     pub mass: Vec<f64>,
     /// Per attribute, the whole file's distribution.
     pub references: &'a [Reference],
@@ -44,7 +46,7 @@ impl Confidential<'_> {
     /// Adds record `i` to class `p`.
     pub fn add(&self, p: &mut Profile, i: usize) {
         for (h, codes) in p.0.iter_mut().zip(&self.codes) {
-            h.add(codes[i], self.mass[i]);
+            h.add(codes[i], 1.0);
         }
     }
 
@@ -62,7 +64,7 @@ impl Confidential<'_> {
     /// for bit).
     pub fn emd_with(&self, p: &mut Profile, i: usize) -> f64 {
         let per_attribute = p.0.iter_mut().zip(&self.codes).zip(self.references);
-        per_attribute.map(|((h, c), r)| h.emd_with(r, c[i], self.mass[i])).fold(0.0, f64::max)
+        per_attribute.map(|((h, c), r)| h.emd_with(r, c[i], 1.0)).fold(0.0, f64::max)
     }
 }
 

@@ -144,12 +144,13 @@ impl TCloseness {
         Ok(())
     }
 
-    /// Each confidential attribute's distribution over the whole file (records weighing
-    /// `mass`): what every class's EMD is measured against.
-    pub fn references(&self, mass: &[f64]) -> Vec<Reference> {
+    /// Each confidential attribute's distribution over the whole file, counting records
+    /// (sampling weights change released values only): what every class's EMD is measured
+    /// against.
+    pub fn references(&self) -> Vec<Reference> {
         self.sensitive
             .iter()
-            .map(|a| Reference::new(&a.codes, a.n_values, mass, a.ordered))
+            .map(|a| Reference::new(&a.codes, a.n_values, &vec![1.0; a.codes.len()], a.ordered))
             .collect()
     }
 }
@@ -157,7 +158,8 @@ impl TCloseness {
 /// Microaggregates `x` (complete keys, grouped in the units of `workflow.scaling`) into
 /// classes of at least `k` records, each t-close for every confidential attribute of `tc`, inside
 /// the workflow: strata (the file's distribution stays the reference; a stratum farther than t from
-/// it is an error naming it), weights (weighted distributions and release) and aggregation.
+/// it is an error naming it), weights (a weighted release; the distributions count records)
+/// and aggregation.
 /// `method` is what `"merge"` (and `"auto"`'s merge candidate) starts from. The parameters are
 /// [`crate::tcloseness_workflow::t_close_microaggregate`]'s, which checks them, completes missing
 /// key values and cuts `max_part` parts into strata first.
@@ -175,7 +177,7 @@ pub fn t_close_complete_keys<S: Float>(
     let n = x.nrows();
     debug_assert!(tc.validate(n).is_ok() && (2..=n).contains(&k));
     let mass = workflow.weights.clone().unwrap_or_else(|| vec![1.0; n]);
-    let references = tc.references(&mass);
+    let references = tc.references();
     let split = match &workflow.strata {
         Some(s) => Some(strata::split(x, s, k, workflow.small_strata, scaling)?),
         None => None,

@@ -204,25 +204,3 @@ def missing_cells(arr: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
     if arr.dtype.kind != "O":
         return np.zeros(arr.shape[0], dtype=bool)
     return np.fromiter((_is_missing(v) for v in arr.tolist()), dtype=bool, count=arr.shape[0])
-
-
-def key_matrix(df: Any, columns: Any, by: Any) -> Tuple[npt.NDArray[np.float64], Any]:
-    """The key ``columns`` of the DataFrame ``df`` as one float matrix (numbers as they are,
-    categories as level codes, NaN where missing) and ``by`` as strata labels (column names
-    of ``df`` are read from it), for checks that compare released rows."""
-    from .._frames import as_frame, check_columns, column
-
-    frame = as_frame(df, "X_released")
-    if frame is None:
-        raise TypeError("columns= names the key columns of a DataFrame; X_released is not one")
-    names = [columns] if isinstance(columns, str) else list(columns)
-    check_columns(frame, names, name="X_released")
-    key = frame_key(frame, names, (), {})
-    matrix = np.column_stack(
-        [c.values if c.kind == NUMERIC else np.where(c.missing, np.nan, c.values.astype(np.float64)) for c in key]
-    )
-    strata = [by] if isinstance(by, str) else by
-    if isinstance(strata, (list, tuple)) and strata and all(s in frame.columns for s in strata):
-        labels = [column(df, s, name="X_released") for s in strata]
-        by = labels[0] if len(labels) == 1 else np.column_stack([np.asarray(v, dtype=object) for v in labels])
-    return matrix, by
