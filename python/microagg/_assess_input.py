@@ -14,12 +14,12 @@ from typing import Any, Optional, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from ._columns import MeasureRoles, measure_roles, strata_names
+from ._columns import MeasureRoles, Terms, measure_roles, strata_names
 from ._frames import as_frame, column
 from ._mixed.types import NUMERIC, frame_key
 from ._validation import as_data_matrix
 from ._workflow import as_weights as workflow_weights
-from ._workflow import factorize_strata
+from ._workflow import _is_missing, factorize_strata
 
 F64 = npt.NDArray[np.float64]
 
@@ -77,7 +77,8 @@ def as_release(
         return Release(_finite(key, name), _strata(by, key.shape[0]))
     names = strata_names(frame.columns, by)
     roles = measure_roles(
-        frame, columns=columns, by=names, weights=weights, categorical=categorical, ordinal=ordinal, sensitive=sensitive
+        frame, columns=columns, by=names, weights=weights, categorical=categorical, ordinal=ordinal,
+        sensitive=sensitive, terms=Terms(name),
     )
     key = np.column_stack([
         c.values if c.kind == NUMERIC else np.where(c.missing, np.nan, c.values.astype(np.float64))
@@ -173,3 +174,40 @@ def pairwise_moments(a: F64, weights: Optional[F64] = None, ddof: int = 1) -> Tu
                 cov[i, j] = cov[j, i] = (wb * ci) @ cj / (total - ddof)
                 corr[i, j] = corr[j, i] = cov[i, j] / np.sqrt(((wb * ci) @ ci) * ((wb * cj) @ cj)) * (total - ddof)
         return cov, corr
+
+
+def check_aligned(original: Any, released: Any, copied: list[Any], where: Any = None) -> bool:
+    """A release lines up with its original (docs/assessment.md#a-release-lines-up-with-its-original):
+    every column of ``copied`` (present in both files and released as read: not key, not
+    confidential, not strata) holds the same values row by row in ``original`` and
+    ``released`` (mappings of column name to values; missing equals missing), else a
+    ``ValueError`` naming the column and the first row that differs (``where(i)`` words
+    row i; default "row i"). True when a column was compared."""
+    for name in copied:
+        a, b = np.asarray(original[name]), np.asarray(released[name])
+        if a.dtype.kind in "biuf" and b.dtype.kind in "biuf":
+            x, y = a.astype(np.float64), b.astype(np.float64)
+            same = (x == y) | (np.isnan(x) & np.isnan(y))
+        else:
+            pairs = zip(a.astype(object).tolist(), b.astype(object).tolist())
+            same = np.array([u == v or (_is_missing(u) and _is_missing(v)) for u, v in pairs], dtype=bool)
+        if not same.all():
+            i = int(np.flatnonzero(~same)[0])
+            at = f"row {i}" if where is None else where(i)
+            raise ValueError(
+                f"column {name!r} differs between the original and the release at {at} "
+                f"({a[i]!r} vs {b[i]!r}): scoring pairs row i with row i, so a release must keep the "
+                "original's records in the original's order"
+            )
+    return bool(copied)
+
+
+def check_information_loss(il: float) -> None:
+    """With no copied column to line the files up by, an information loss above 100 % (worse
+    than releasing every record as the file's mean) says the rows look misaligned: a
+    ``ValueError``, since shuffled rows understate the linkage risk."""
+    if il > 1.0:
+        raise ValueError(
+            f"information loss {100 * il:.2f}% is above 100%: the release's rows look misaligned with the "
+            "original's (row i of the release must be the release of row i); scoring would understate the risk"
+        )

@@ -4,12 +4,14 @@ release report (:mod:`microagg.report`) is written from."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple
+from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple, cast
 
 import numpy as np
 
 from . import risk, utility
-from ._assess_input import F64, as_pair, as_weights, strata_codes
+from ._assess_input import F64, as_pair, as_release, as_weights, check_aligned, check_information_loss, strata_codes
+from ._columns import MeasureRoles
+from ._frames import as_frame, column, numeric_matrix
 from ._mixed.types import missing_cells, nominal_column
 from ._validation import check_bool, check_int, check_n_jobs
 from ._workflow import StratumMerge
@@ -234,11 +236,12 @@ def assess(
     weights: Any = None,
     p: float = 0.05,
     n_jobs: int = 1,
-    columns: Optional[Sequence[str]] = None,
+    columns: Any = None,
     k: Optional[int] = None,
     global_linkage: bool = False,
     merges: Iterable[Any] = (),
-    categorical: Optional[Mapping[str, Tuple[Any, Any]]] = None,
+    categorical: Any = None,
+    ordinal: Any = None,
     sensitive: Any = None,
 ) -> Assessment:
     """Every risk and utility measure of the release ``Xm`` of ``X``: sdcMicro's ``dRisk``
@@ -247,13 +250,21 @@ def assess(
 
     Parameters
     ----------
-    X, Xm : array-like (n, d)
+    X, Xm : DataFrames, or array-like (n, d)
         Original and released data, record i released as row i; NaN allowed in both (see
-        each measure: :mod:`microagg.risk`, :mod:`microagg.utility`).
-    by : labels, optional
+        each measure: :mod:`microagg.risk`, :mod:`microagg.utility`). DataFrames take the
+        column roles of :func:`microagg.anonymize` (``columns``, ``categorical``,
+        ``ordinal``, ``by``, ``weights``, ``sensitive`` by name, read from ``X``; strata and
+        confidential values from ``Xm``, as published): the numeric measures read the
+        numeric key columns, the class sizes the whole key. A release must line up with
+        its original: every other column of both frames is copied as read and must be equal
+        row by row, else a ``ValueError`` naming the column and the first row that differs;
+        with no such column (arrays), an information loss above 100 % is a ``ValueError``
+        saying the rows look misaligned (docs/assessment.md).
+    by : column name(s) of the frames, or labels, optional
         Strata (one label per record, or an (n, m) array): ``min_group_size`` counts classes
         within a stratum.
-    weights : array-like (n,), optional
+    weights : column name, or array-like (n,), optional
         Survey weights: the information loss and the per-attribute means, variances and
         correlations are weighted. The risks count records (an intruder links records,
         not population units) and IL1s/eigen follow sdcMicro, which has no weights.
@@ -262,8 +273,8 @@ def assess(
     n_jobs : int, default 1
         Threads of the record-linkage search (same answer for every value).
     columns : sequence of str, optional
-        The key: the columns taken from DataFrames ``X`` and ``Xm`` by name, or the names of
-        the columns of arrays (one per column).
+        The key: columns of the DataFrames (default: as ``anonymize`` chooses it), or the
+        names of the columns of arrays (one per column).
     k : int, optional
         The k the release is meant to meet: the assessment then says whether it does and
         how many records are in smaller classes.
@@ -272,27 +283,33 @@ def assess(
         :data:`microagg.risk.GLOBAL_MAX_RECORDS` records; O(n³) time).
     merges : iterable of microagg.StratumMerge
         The strata merges of the run (``result.merges``), shown in the release report.
-    categorical : mapping of name to (original values, released values), optional
-        The categorical key columns of a mixed key (as :func:`microagg.anonymize` releases
-        them; None, NaN or pandas.NA missing): each attribute's share of cells changed and
-        total variation distance (:func:`microagg.utility.categorical_changes`), and the
-        class sizes are counted over the whole key, numbers and categories together.
-    sensitive : column name(s) of a DataFrame ``X``, or values as in
+    categorical, ordinal : as in :func:`microagg.anonymize`, optional
+        Key columns of the DataFrames read as categories (text columns are anyway): each
+        attribute's share of cells changed and total variation distance
+        (:func:`microagg.utility.categorical_changes`), and the class sizes are counted
+        over the whole key, numbers and categories together. With arrays, ``categorical``
+        maps each categorical key column's name to its (original values, released values).
+    sensitive : column name(s) of the DataFrames, or values as in
         :func:`microagg.risk.t_closeness`, optional
         Confidential attributes (never keys): the assessment then holds each one's largest
         class EMD (``max_emd``).
     """
+    aligned = False
+    original, released = as_frame(X, "X"), as_frame(Xm, "Xm")
+    if original is not None and released is not None and not isinstance(categorical, Mapping):
+        X, Xm, columns, categorical, by, weights, sensitive, aligned = _frame_inputs(
+            X, original, released, columns=columns, by=by, weights=weights, categorical=categorical, ordinal=ordinal,
+            sensitive=sensitive,
+        )
     names = _key_names(columns)
-    if sensitive is not None and hasattr(X, "columns"):
-        wanted = [sensitive] if isinstance(sensitive, str) else list(sensitive)
-        if all(isinstance(c, str) and c in list(X.columns) for c in wanted):
-            sensitive = {c: np.asarray(X[c]) for c in wanted}
-            names = names if names is not None else [str(c) for c in X.columns if c not in wanted]
     if names is not None and hasattr(X, "columns"):
         X, Xm = _select(X, names, "X"), _select(Xm, names, "Xm")
     x, xm = as_pair(X, Xm)
     n, d = x.shape
     w = as_weights(weights, n)
+    information_loss = utility.information_loss(x, xm, w)
+    if not aligned:
+        check_information_loss(information_loss)
     strata = strata_codes(by, n)
     n_jobs = check_n_jobs(n_jobs)
     if k is not None:
@@ -305,7 +322,7 @@ def assess(
         n_records=n,
         n_attributes=d,
         attributes=_attribute_names(X, d) if names is None else _named(names, d),
-        information_loss=utility.information_loss(x, xm, w),
+        information_loss=information_loss,
         il1s=utility.il1s(x, xm),
         eigen=utility.eigen(x, xm),
         interval_disclosure=risk.interval_disclosure(x, xm, p),
@@ -323,8 +340,42 @@ def assess(
         merges=tuple(_as_merge(m) for m in merges),
         weighted=w is not None,
         categorical=categories,
-        max_emd=None if sensitive is None else risk.t_closeness(xm, sensitive, by=by, weights=w),
+        max_emd=None if sensitive is None else risk.t_closeness(key, sensitive, by=strata),
     )
+
+
+def _frame_inputs(X: Any, original: Any, released: Any, **roles: Any) -> tuple[Any, ...]:
+    """What :func:`assess` scores from two DataFrames: their numeric key columns, the key's
+    names, each categorical key column's (original, released) values, the strata labels and
+    confidential values as ``Xm`` publishes them, the weights of ``X``, and whether a copied
+    column lined the files up (:func:`microagg._assess_input.check_aligned`). ``original``
+    and ``released`` are the narwhals frames of ``X`` and ``Xm``."""
+    if len(original) != len(released):
+        raise ValueError(f"X has {len(original)} rows and Xm {len(released)}; a release has the original's records")
+    roles_of = cast(MeasureRoles, as_release(X, **roles, name="X").roles)
+    absent = [str(c) for c in (*roles_of.key, *roles_of.sensitive) if c not in released.columns]
+    if absent:
+        raise ValueError(f"Xm lacks the column(s) {', '.join(absent)} of X")
+    x_native, xm_native = original.to_native(), released.to_native()
+    numeric = [c for c in roles_of.key if c not in roles_of.categories]
+    if not numeric:
+        raise ValueError("the key has no numeric column; the measures of a release need at least one")
+    both = [c for c in original.columns if c in released.columns]
+    copied = [c for c in both if c not in (*roles_of.key, *roles_of.sensitive, *roles_of.by)]
+    aligned = check_aligned(
+        {c: column(x_native, c) for c in copied}, {c: column(xm_native, c) for c in copied}, copied
+    )
+    by = roles["by"]
+    if roles_of.by:
+        labels = [column(xm_native, c) for c in roles_of.by]
+        by = labels[0] if len(labels) == 1 else np.column_stack([np.asarray(v, dtype=object) for v in labels])
+    weights = roles["weights"] if roles_of.weights is None else column(x_native, roles_of.weights)
+    sensitive = roles["sensitive"]
+    if roles_of.sensitive:
+        sensitive = {str(c): column(xm_native, c) for c in roles_of.sensitive}
+    categorical = {str(c): (column(x_native, c), column(xm_native, c)) for c in roles_of.categories} or None
+    return (numeric_matrix(original, numeric), numeric_matrix(released, numeric, name="Xm"), [str(c) for c in numeric],
+            categorical, by, weights, sensitive, aligned)
 
 
 def _categorical_changes(

@@ -141,11 +141,13 @@ def group_key(
         complete = ~np.any([c.missing for c in categorical], axis=0)
         medoid = medoid_rows(emb.standardized(), res.labels, res.n_groups, w, complete)
     rows = {}
-    for c in categorical:
+    for c, b in zip(key, emb.blocks):
+        if c.kind == NUMERIC:
+            continue
         level = _chosen_levels(c, groupings, w, medoid)
         src = _first_row_of_level(c)[level]
-        if missing == "keep":
-            src = np.where(c.missing, np.arange(n), src)
+        if res.missing_cells is not None:  # "keep": what the grouping left missing (t-closeness may fill)
+            src = np.where(res.missing_cells[:, b.start], np.arange(n), src)
         rows[c.name] = src
     return numeric, rows, res
 
