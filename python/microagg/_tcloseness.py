@@ -40,6 +40,17 @@ KINDS = ("numerical", "nominal")
 
 
 @dataclass(frozen=True)
+class Confidential:
+    """One confidential attribute as the measures take it: codes 0..m (ranks when
+    ``ordered``)."""
+
+    name: str
+    codes: npt.NDArray[np.int64]
+    m: int
+    ordered: bool
+
+
+@dataclass(frozen=True)
 class TCloseResult(MicroaggregationResult):
     """A k-anonymous, t-close partition: a :class:`MicroaggregationResult` and
 
@@ -60,6 +71,11 @@ class TCloseResult(MicroaggregationResult):
     t_method: str = "auto"
     chosen: tuple[str, ...] = ()
     max_emd: dict[str, float] = field(default_factory=dict)
+    confidential: tuple[Confidential, ...] = field(default=(), repr=False, compare=False)
+    """The confidential attributes as codes, for a release built on this partition (a mixed
+    key's) to keep its classes t-close (:func:`fill_until_t_close`)."""
+    published_strata: Optional[npt.NDArray[np.int64]] = field(default=None, repr=False, compare=False)
+    """Each record's stratum code as the release publishes it (merged strata joined), or None."""
 
 
 def t_close_microaggregate(
@@ -172,10 +188,14 @@ def t_close_microaggregate(
     )
     strata = _published_strata(run.workflow["by"], run.strata, res)
     _warn_single_classes(res, strata, run.strata, t)
+    confidential = tuple(Confidential(name, *e, kind_of[name] == "numerical") for name, e in zip(names, encoded))
+    res = dataclasses.replace(res, confidential=confidential, published_strata=strata)
     if res.missing_cells is None:
         return res
-    attributes = [(*e, kind_of[name] == "numerical") for name, e in zip(names, encoded)]
-    return _fill_until_t_close(res, attributes, names, strata, t)
+    cells, largest = fill_until_t_close(res, res.group_values[res.labels], res.missing_cells)
+    filled = int(res.missing_cells.sum() - cells.sum())
+    return dataclasses.replace(res, missing_cells=cells if cells.any() else None, n_filled=filled, max_emd=largest)
+
 
 
 def _published_strata(
@@ -212,46 +232,32 @@ def _warn_single_classes(
             )
 
 
-def _fill_until_t_close(
-    res: TCloseResult,
-    attributes: list[tuple[npt.NDArray[np.int64], int, bool]],
-    names: list[str],
-    strata: Optional[npt.NDArray[np.int64]],
-    t: float,
-) -> TCloseResult:
-    """``missing="keep"`` under the one class rule (docs/workflow.md): a record's class is
-    every released record that agrees with it where both are observed, so a missing cell
-    can join records of several groups into a class farther than t from the file. While one
-    is, missing cells get their group's value (as ``"fill"`` releases them): first those of
-    the far records themselves, then, when those are complete, those of the records in
-    their classes. This ends t-close: a class whose records are all complete holds every
-    record of each group released as its row (a group's records agree wherever observed),
-    so it is whole groups, t-close by construction (the EMD is convex). ``n_filled`` counts
-    the cells filled."""
-    cells = res.missing_cells.copy() if res.missing_cells is not None else None
+def fill_until_t_close(
+    res: TCloseResult, filled: npt.NDArray[np.float64], cells: npt.NDArray[np.bool_]
+) -> tuple[npt.NDArray[np.bool_], dict[str, float]]:
+    """``missing="keep"`` under the one class rule (docs/workflow.md): which of the missing
+    ``cells`` (n, d) of the release ``filled`` (every cell its group's value, in any units
+    where equal values are equal releases) stay missing, and the largest class EMD per
+    confidential attribute of ``res`` then. A record's class is every released record that
+    agrees with it where both are observed, so a missing cell can join records of several
+    groups into a class farther than t from the file. While one is, missing cells get their
+    group's value (as ``"fill"`` releases them): first those of the far records themselves,
+    then, when those are complete, those of the records in their classes. This ends t-close:
+    a class whose records are all complete holds every record of each group released as its
+    row (a group's records agree wherever observed), so it is whole groups, t-close by
+    construction (the EMD is convex)."""
+    cells = cells.copy()
     while True:
-        released = res.group_values[res.labels]
-        if cells is not None:
-            released[cells] = np.nan
-        cls = classes(released, strata)
-        emds = [class_emd(codes, m, ordered, cls) for codes, m, ordered in attributes]
-        far = np.max(emds, axis=0) > t + 1e-12
-        if cells is None or not far.any():
-            break
+        cls = classes(np.where(cells, np.nan, filled), res.published_strata)
+        emds = [class_emd(a.codes, a.m, a.ordered, cls) for a in res.confidential]
+        far = np.max(emds, axis=0) > res.t + 1e-12
         gaps = cells.any(axis=1)
         fill = far[cls.inverse] & gaps  # first the far records' own gaps
-        if not fill.any():  # then the gaps of the records that join them to a far class
+        if far.any() and not fill.any():  # then the gaps of the records that join them to a far class
             fill = (cls.spread(far[:, None].astype(np.float64))[cls.inverse, 0] > 0) & gaps
         if not fill.any():
-            break
+            return cells, {a.name: float(e.max()) for a, e in zip(res.confidential, emds)}
         cells[fill] = False
-    filled = 0 if res.missing_cells is None else int(res.missing_cells.sum() - (0 if cells is None else cells.sum()))
-    return dataclasses.replace(
-        res,
-        missing_cells=cells if cells is not None and cells.any() else None,
-        n_filled=filled,
-        max_emd={name: float(e.max()) for name, e in zip(names, emds)},
-    )
 
 
 def t_closeness(

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import replace
 from typing import Any, Callable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
 
 from .._api import MicroaggregationResult, microaggregate
+from .._tcloseness import TCloseResult, fill_until_t_close
 from .._workflow import factorize_strata
 from .embedding import embed
 from .release import medoid_rows, weighted_median, weighted_mode
@@ -132,23 +134,27 @@ def group_key(
     res = group(emb.matrix, k, method, standardize=emb.scale, by=by, weights=weights, missing=missing, **options)
     n = emb.matrix.shape[0]
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
-    released = res.aggregated
-    numeric = {c.name: released[:, b.start] for c, b in zip(key, emb.blocks) if c.kind == NUMERIC}
+    values = res.group_values[res.labels]  # every cell its group's value
     categorical = [c for c in key if c.kind != NUMERIC]
     groupings = _fallback_groupings(res.labels, res.n_groups, None if by is None else factorize_strata(by, n)[0])
     medoid = None
     if categorical_release == "medoid" and categorical:
         complete = ~np.any([c.missing for c in categorical], axis=0)
         medoid = medoid_rows(emb.standardized(), res.labels, res.n_groups, w, complete)
-    rows = {}
-    for c, b in zip(key, emb.blocks):
-        if c.kind == NUMERIC:
-            continue
-        level = _chosen_levels(c, groupings, w, medoid)
-        src = _first_row_of_level(c)[level]
-        if res.missing_cells is not None:  # "keep": what the grouping left missing (t-closeness may fill)
-            src = np.where(res.missing_cells[:, b.start], np.arange(n), src)
-        rows[c.name] = src
+    levels = {c.name: _chosen_levels(c, groupings, w, medoid) for c in categorical}
+    filled = np.column_stack(
+        [values[:, b.start] if c.kind == NUMERIC else levels[c.name] for c, b in zip(key, emb.blocks)]
+    ).astype(np.float64)
+    gaps = np.column_stack([c.missing for c in key]) if missing == "keep" else np.zeros(filled.shape, dtype=bool)
+    if isinstance(res, TCloseResult) and gaps.any():  # t-close over the released key, the one class rule
+        gaps, max_emd = fill_until_t_close(res, filled, gaps)
+        res = replace(res, n_filled=int(np.column_stack([c.missing for c in key]).sum() - gaps.sum()), max_emd=max_emd)
+    numeric = {c.name: np.where(gaps[:, j], np.nan, filled[:, j]) for j, c in enumerate(key) if c.kind == NUMERIC}
+    rows = {
+        c.name: np.where(gaps[:, j], np.arange(n), _first_row_of_level(c)[levels[c.name]])
+        for j, c in enumerate(key)
+        if c.kind != NUMERIC
+    }
     return numeric, rows, res
 
 
