@@ -66,8 +66,10 @@ class Classes:
 
 def _sum_by(ids: I64, values: F64, n_ids: int) -> F64:
     """(n_ids, c): the sum of the rows of ``values`` with each id."""
-    sums = [np.bincount(ids, weights=v, minlength=n_ids) for v in values.T]
-    return np.asarray(np.stack(sums, axis=1), dtype=np.float64).reshape(n_ids, -1)
+    c = values.shape[1]
+    flat = (ids[:, None] * c + np.arange(c)).ravel()
+    sums: F64 = np.bincount(flat, weights=values.ravel(), minlength=n_ids * c).astype(np.float64)
+    return sums.reshape(n_ids, c)
 
 
 def classes(xm: F64, strata: Optional[I64] = None) -> Classes:
