@@ -11,8 +11,10 @@ import numpy as np
 from . import risk, utility
 from ._assess_input import F64, as_pair, as_weights, strata_codes
 from ._mixed.types import missing_cells, nominal_column
+from ._tcloseness import _check_t
 from ._validation import check_bool, check_int, check_n_jobs
 from ._workflow import StratumMerge
+from .report import render_report, write_report
 
 
 @dataclass(frozen=True)
@@ -21,11 +23,16 @@ class Assessment:
 
     Attributes
     ----------
-    n_records, n_attributes : int
+    n_records : int
+    n_attributes : int
+        Numeric key attributes (the columns of ``X``); the whole key adds the categorical
+        ones (:attr:`key_attributes`).
     attributes : tuple of str
-        Column names (from a DataFrame ``X``; ``x0, x1, ...`` otherwise).
+        Numeric key column names (from a DataFrame ``X``; ``x0, x1, ...`` otherwise).
     information_loss : float
-        SSE/SST on the standardized data, weighted when weights are given.
+        The numeric information loss: SSE/SST on the standardized numeric key columns,
+        weighted when weights are given (sdcMicro's reading; a mixed key's loss on its
+        embedding is another figure, which ``anonymize`` reports).
     il1s, eigen : float
         sdcMicro's ``dUtility`` measures.
     interval_disclosure : float
@@ -47,7 +54,7 @@ class Assessment:
     n_strata : int or None
         Strata the classes were counted within (``by``).
     missing_original, missing_released : int
-        Missing cells of each file.
+        Missing cells of each file over the whole key, numeric and categorical, as read.
     record_linkage_global : microagg.risk.RecordLinkageResult or None
         One-to-one record linkage (``global_linkage=True``).
     histograms : tuple of microagg.utility.AttributeHistogram
@@ -63,6 +70,12 @@ class Assessment:
         Per confidential attribute (``sensitive=``), the largest EMD of a class from the
         file's distribution: the t of t-closeness the release achieves
         (:func:`microagg.risk.t_closeness`).
+    t_requested : float or None
+        The t the release was asked to meet (``t=`` of :func:`assess`).
+    identifiers : tuple of str
+        Columns outside the key, strata, weights and sensitive attributes that hold a
+        distinct value per record in the release: possible direct identifiers copied as
+        read (the release report flags them).
     """
 
     n_records: int
@@ -87,6 +100,21 @@ class Assessment:
     weighted: bool = False
     categorical: tuple[tuple[str, utility.CategoricalChanges], ...] = ()
     max_emd: Optional[dict[str, float]] = None
+    t_requested: Optional[float] = None
+    identifiers: tuple[str, ...] = ()
+
+    @property
+    def key_attributes(self) -> tuple[str, ...]:
+        """The whole key: the numeric attributes, then the categorical ones."""
+        return self.attributes + tuple(name for name, _ in self.categorical)
+
+    @property
+    def meets_t(self) -> Optional[bool]:
+        """Whether every sensitive attribute's largest class EMD is at most the requested t
+        (None without ``t`` or ``sensitive``)."""
+        if self.t_requested is None or self.max_emd is None:
+            return None
+        return all(v <= self.t_requested for v in self.max_emd.values())
 
     @property
     def meets_k(self) -> Optional[bool]:
@@ -129,6 +157,8 @@ class Assessment:
             "record_linkage_expected_correct": self.record_linkage.expected_correct,
             "min_group_size": self.min_group_size,
             "attributes": list(self.attributes),
+            "key_attributes": list(self.key_attributes),
+            "n_key_attributes": len(self.key_attributes),
             "mean_change": c.mean_change.tolist(),
             "variance_ratio": c.variance_ratio.tolist(),
             "max_correlation_change": c.max_correlation_change.tolist(),
@@ -164,10 +194,15 @@ class Assessment:
                     "levels": list(c.levels),
                     "original_frequencies": c.original_frequencies.tolist(),
                     "released_frequencies": c.released_frequencies.tolist(),
+                    "original_records": c.original_records.tolist(),
+                    "released_records": c.released_records.tolist(),
                 }
                 for name, c in self.categorical
             },
             "max_emd": self.max_emd,
+            "t_requested": self.t_requested,
+            "meets_t": self.meets_t,
+            "identifiers": list(self.identifiers),
         }
 
     def to_html(
@@ -182,8 +217,6 @@ class Assessment:
         (summary, provenance, privacy, utility, the R-U map of ``candidates``), holding
         aggregates only, never a record's value. Written to ``path`` when given; the HTML
         text is returned either way. See :func:`microagg.report.write_report`."""
-        from .report import render_report, write_report
-
         if path is None:
             return render_report(self, provenance=provenance, candidates=candidates, title=title)
         return write_report(path, self, provenance=provenance, candidates=candidates, title=title)
@@ -240,6 +273,7 @@ def assess(
     merges: Iterable[Any] = (),
     categorical: Optional[Mapping[str, Tuple[Any, Any]]] = None,
     sensitive: Any = None,
+    t: Optional[float] = None,
 ) -> Assessment:
     """Every risk and utility measure of the release ``Xm`` of ``X``: sdcMicro's ``dRisk``
     and ``dUtility`` measures, record linkage, the class sizes of k-anonymity and the
@@ -281,13 +315,21 @@ def assess(
         :func:`microagg.risk.t_closeness`, optional
         Confidential attributes (never keys): the assessment then holds each one's largest
         class EMD (``max_emd``).
+    t : float, optional
+        The t the release is meant to meet (0 < t <= 1; needs ``sensitive``): the assessment
+        then says whether every sensitive attribute's largest class EMD is within it.
     """
+    if t is not None:
+        t = _check_t(t)
+        if sensitive is None:
+            raise ValueError("t needs sensitive (the confidential attributes whose closeness t bounds)")
     names = _key_names(columns)
     if sensitive is not None and hasattr(X, "columns"):
         wanted = [sensitive] if isinstance(sensitive, str) else list(sensitive)
         if all(isinstance(c, str) and c in list(X.columns) for c in wanted):
             sensitive = {c: np.asarray(X[c]) for c in wanted}
             names = names if names is not None else [str(c) for c in X.columns if c not in wanted]
+    identifiers = _distinct_columns(Xm, [*(names or []), *(categorical or {}), *(sensitive or [])])
     if names is not None and hasattr(X, "columns"):
         X, Xm = _select(X, names, "X"), _select(Xm, names, "Xm")
     x, xm = as_pair(X, Xm)
@@ -316,15 +358,46 @@ def assess(
         k_requested=k,
         class_size_records=tuple((int(s), int(r)) for s, r in zip(sizes, records)),
         n_strata=None if strata is None else int(strata.max()) + 1,
-        missing_original=int(np.isnan(x).sum()),
-        missing_released=int(np.isnan(xm).sum()),
+        missing_original=int(np.isnan(x).sum()) + _missing(categorical, 0),
+        missing_released=int(np.isnan(xm).sum()) + _missing(categorical, 1),
         record_linkage_global=risk.record_linkage(x, xm, "global") if global_linkage else None,
         histograms=tuple(utility.histograms(x, xm)),
         merges=tuple(_as_merge(m) for m in merges),
         weighted=w is not None,
         categorical=categories,
         max_emd=None if sensitive is None else risk.t_closeness(xm, sensitive, by=by, weights=w),
+        t_requested=t,
+        identifiers=identifiers,
     )
+
+
+def distinct_per_record(columns: Iterable[Tuple[str, Any]], exclude: Iterable[str] = ()) -> tuple[str, ...]:
+    """The names of ``columns`` ((name, values) pairs, ``exclude`` left out) in which every
+    record holds a value no other record holds, none missing: in a release, possible direct
+    identifiers (a name, a record number) copied as read. Files of fewer than two records
+    have none."""
+    skip = set(exclude)
+    out = []
+    for name, values in columns:
+        arr = np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else values, dtype=object)
+        if name in skip or arr.ndim != 1 or arr.shape[0] < 2 or missing_cells(arr).any():
+            continue
+        if len(set(arr.tolist())) == arr.shape[0]:
+            out.append(str(name))
+    return tuple(out)
+
+
+def _distinct_columns(Xm: Any, key: Sequence[Any]) -> tuple[str, ...]:
+    """:func:`distinct_per_record` over the columns of a released DataFrame outside ``key``
+    (nothing for an array, whose every column is key)."""
+    if not hasattr(Xm, "columns"):
+        return ()
+    return distinct_per_record(((str(c), Xm[c]) for c in Xm.columns), [str(c) for c in key])
+
+
+def _missing(categorical: Optional[Mapping[str, Tuple[Any, Any]]], which: int) -> int:
+    """Missing cells of the categorical key columns of the original (0) or the release (1)."""
+    return sum(int(missing_cells(np.asarray(pair[which], dtype=object)).sum()) for pair in (categorical or {}).values())
 
 
 def _categorical_changes(
