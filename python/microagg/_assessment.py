@@ -329,7 +329,8 @@ def assess(
         if all(isinstance(c, str) and c in list(X.columns) for c in wanted):
             sensitive = {c: np.asarray(X[c]) for c in wanted}
             names = names if names is not None else [str(c) for c in X.columns if c not in wanted]
-    identifiers = _distinct_columns(Xm, [*(names or []), *(categorical or {}), *(sensitive or [])])
+    roles = [*(names or []), *(categorical or {}), *(sensitive or []), *_names_of(by), *_names_of(weights)]
+    identifiers = () if names is None else _distinct_columns(Xm, roles)
     if names is not None and hasattr(X, "columns"):
         X, Xm = _select(X, names, "X"), _select(Xm, names, "Xm")
     x, xm = as_pair(X, Xm)
@@ -393,6 +394,16 @@ def _distinct_columns(Xm: Any, key: Sequence[Any]) -> tuple[str, ...]:
     if not hasattr(Xm, "columns"):
         return ()
     return distinct_per_record(((str(c), Xm[c]) for c in Xm.columns), [str(c) for c in key])
+
+
+def _names_of(labels: Any) -> list[str]:
+    """Column names given for a role (``by=``, ``weights=``): a name or a list of names; none
+    for values."""
+    if isinstance(labels, str):
+        return [labels]
+    if isinstance(labels, (list, tuple)) and all(isinstance(c, str) for c in labels):
+        return list(labels)
+    return []
 
 
 def _missing(categorical: Optional[Mapping[str, Tuple[Any, Any]]], which: int) -> int:
