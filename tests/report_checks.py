@@ -69,8 +69,9 @@ def check_cell(key: str, value: str | None, shown: str, expected: Any) -> None:
 
 
 def bar_counts(html: str) -> list[int]:
-    """The record count of every bar drawn (each bar's tooltip: ``series: count``)."""
-    return [int(c) for c in re.findall(r"<rect [^>]*><title>[^<:]*: (\d+)</title></rect>", html)]
+    """The record count of every histogram bar drawn (each bar's tooltip: ``original: count``
+    or ``released: count``); the class-size chart's bars count records at risk, shown."""
+    return [int(c) for c in re.findall(r"<rect [^>]*><title>(?:original|released): (\d+)</title></rect>", html)]
 
 
 def frequency_rows(html: str) -> list[tuple[str, list[str]]]:

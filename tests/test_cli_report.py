@@ -123,10 +123,17 @@ def test_report_takes_the_roles_anonymize_takes_and_exits_1_when_t_is_missed(adu
     assert r.returncode == 0, r.stderr
     html = (adult / "ordinal.html").read_text(encoding="utf-8")
     assert '<th scope="row">sex</th><td>ordinal</td>' in html and "ordinal: sex" in html
+    r = run(*common, "--missing", "fill", "--ordinal", "sex=Female", "-o", "bad.html", cwd=adult)
+    assert r.returncode == 2 and "column 'sex' has the value 'Male', which is not one of its levels" in r.stderr
     # missing categorical cells follow anonymize's rule: --missing fill or keep, else refused
     r = run(*common, "-o", "refused.html", cwd=adult)
     assert r.returncode == 2 and "missing cells in the key: workclass (123), occupation (123)" in r.stderr
     assert not (adult / "refused.html").exists()
+    r = run("assess", "adult.csv", "filled.csv", "-k", "5", "--columns", KEY, "--na-values", "?", cwd=adult)
+    assert r.returncode == 2 and "missing cells in the key: workclass (123), occupation (123)" in r.stderr
+    r = run("assess", "adult.csv", "filled.csv", "-k", "5", "--columns", KEY, "--na-values", "?", "--missing", "keep",
+            cwd=adult)
+    assert r.returncode == 0 and r.stdout.split()[0] == "IL(num)", r.stderr
     r = run(*common, "--missing", "fill", "--t", "0.3", "-o", "t.html", cwd=adult)
     assert r.returncode == 2 and "--t needs --sensitive" in r.stderr
 

@@ -247,7 +247,7 @@ class Assessment:
         worst = int(np.nanargmax(np.abs(1 - c.variance_ratio))) if np.isfinite(c.variance_ratio).any() else 0
         return (
             f"Assessment({self.n_records} records x {self.n_attributes} attributes)\n"
-            f"  utility  information loss {100 * self.information_loss:.3f}%   IL1s {self.il1s:.6g}"
+            f"  utility  numeric information loss {100 * self.information_loss:.3f}%   IL1s {self.il1s:.6g}"
             f"   eigen {self.eigen:.4f}\n"
             f"  risk     interval disclosure (p={self.p:g}) {100 * self.interval_disclosure:.2f}%"
             f"   record linkage {100 * self.record_linkage.rate:.2f}%"

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._api import METHODS, microaggregate
 from .._assessment import assess
-from .._mixed.types import missing_cells
+from .._mixed.types import missing_cells, ordinal_column
 from .._workflow import relabel_strata
 from .columns import categorical_key, choose_columns, workflow_columns
 from .common import CliError, add_input_arguments, add_workflow_arguments, in_cli_terms, run_with_progress, split, workflow_keywords
@@ -137,6 +137,12 @@ def release_inputs(
         original.names[j]: (original.categories(j), released.categories(released.names.index(original.names[j])))
         for j in kinds
     }
+    for name, levels in (ordinal or {}).items():
+        for values in categorical[name]:
+            try:
+                ordinal_column(name, values, missing_cells(values), levels)
+            except ValueError as exc:
+                raise CliError(str(exc).replace("ordinal: ", "--ordinal: ", 1)) from None
     holes = {name: int(missing_cells(pair[0]).sum()) for name, pair in categorical.items()}
     if args.missing == "error" and any(holes.values()):
         listed = ", ".join(f"{name} ({count})" for name, count in holes.items() if count)
