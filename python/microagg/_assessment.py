@@ -215,7 +215,8 @@ class Assessment:
     ) -> str:
         """The release report: one self-contained HTML page for a disclosure review board
         (summary, provenance, privacy, utility, the R-U map of ``candidates``), holding
-        aggregates only, never a record's value. Written to ``path`` when given; the HTML
+        aggregates only, never a record's value nor a level or bin of fewer than k records
+        (the small-cell rule the page states). Written to ``path`` when given; the HTML
         text is returned either way. See :func:`microagg.report.write_report`."""
         if path is None:
             return render_report(self, provenance=provenance, candidates=candidates, title=title)
