@@ -66,3 +66,33 @@ def check_cell(key: str, value: str | None, shown: str, expected: Any) -> None:
     assert float(value) == float(expected) and type(expected)(float(value)) == expected, (key, value, expected)
     number = float(re.sub(r"[ ,%]", "", shown)) / (100 if shown.endswith("%") else 1)
     assert math.isclose(number, float(expected), rel_tol=1e-5, abs_tol=6e-6), (key, shown, expected)
+
+
+def bar_counts(html: str) -> list[int]:
+    """The record count of every histogram bar drawn (each bar's tooltip: ``original: count``
+    or ``released: count``); the class-size chart's bars count records at risk, shown."""
+    return [int(c) for c in re.findall(r"<rect [^>]*><title>(?:original|released): (\d+)</title></rect>", html)]
+
+
+def frequency_rows(html: str) -> list[tuple[str, list[str]]]:
+    """Every row of the frequency tables: (level as shown, the cells' text)."""
+    rows = []
+    for caption, body in re.findall(r"<caption>([^<]*): observed cells per level[^<]*</caption>.*?<tbody>(.*?)</tbody>",
+                                    html):
+        for level, cells in re.findall(r'<tr><th scope="row">([^<]*)</th>(.*?)</tr>', body):
+            rows.append((level, re.findall(r"<td[^>]*>([^<]*)</td>", cells)))
+    return rows
+
+
+def check_small_cells(html: str, k: int) -> None:
+    """The page keeps its small-cell rule: it states it, no bar counts 1 to k - 1 records, and
+    no frequency-table row names a level with 1 to k - 1 records in a file (a row of merged
+    rare levels shows "fewer than k" instead of such a count); for unweighted tables, whose
+    cells count records."""
+    assert f"describes fewer than {k} records of either file" in html
+    assert [c for c in bar_counts(html) if 0 < c < k] == []
+    for level, cells in frequency_rows(html):
+        for text in cells[:2]:
+            if text != f"fewer than {k}":
+                count = float(text.replace(",", ""))
+                assert not 0 < count < k, (level, cells)

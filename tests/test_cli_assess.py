@@ -35,7 +35,7 @@ def test_assess_runs_every_method_and_k(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "[4/4] ona-star k=5" in r.stderr and "120 records x 2 attributes (age, income)" in r.stderr
     lines = r.stdout.strip().splitlines()
-    assert lines[0].split()[:3] == ["method", "k", "IL"] and len(lines) == 5
+    assert lines[0].split()[:3] == ["method", "k", "IL(num)"] and len(lines) == 5
     with open(tmp_path / "table.csv", newline="") as f:
         table = list(csv.DictReader(f))
     assert [(t["method"], t["k"]) for t in table] == [("mdav", "2"), ("mdav", "5"), ("ona-star", "2"), ("ona-star", "5")]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from report_checks import SECTIONS, parse, resolve
+from report_checks import SECTIONS, check_small_cells, parse, resolve
 
 import microagg as ma
 
@@ -61,7 +61,7 @@ def test_anonymize_writes_the_report_of_its_run(tmp_path: Path) -> None:
 def test_report_scores_a_release_and_keeps_the_rules(tmp_path: Path) -> None:
     survey(tmp_path / "in.csv")
     r = run("report", "in.csv", "in.csv", "-k", "3", "--columns", "age,income", "-o", "self.html", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # the report is written, and the status says k is missed, as assess's
     html = (tmp_path / "self.html").read_text(encoding="utf-8")
     assert "MISSES" in html and "k requested 3, achieved 1" in r.stderr
     r = run("report", "in.csv", "in.csv", "-k", "3", "-o", "self.html", cwd=tmp_path)
@@ -71,3 +71,81 @@ def test_report_scores_a_release_and_keeps_the_rules(tmp_path: Path) -> None:
     assert r.returncode == 2 and "the output file is the input file" in r.stderr
     r = run("anonymize", "in.csv", "-k", "3", "-o", "out.csv", "--report", "out.csv", cwd=tmp_path)
     assert r.returncode == 2 and "same file" in r.stderr and not (tmp_path / "out.csv").exists()
+
+
+ADULT = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "adult.csv"
+KEY = "age,hours-per-week,workclass,education,occupation,sex"
+
+
+@pytest.fixture(scope="module")
+def adult(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Adult's first 2 000 records: 123 '?' in each of workclass and occupation, and rare
+    levels (Without-pay: 1 record, Preschool: 2, Armed-Forces: 2)."""
+    if not ADULT.exists():
+        pytest.skip(f"{ADULT} is not here")
+    folder = tmp_path_factory.mktemp("adult")
+    with open(ADULT, encoding="utf-8") as f:
+        (folder / "adult.csv").write_text("".join(next(f) for _ in range(2001)), encoding="utf-8")
+    return folder
+
+
+def test_anonymize_reports_the_whole_key_its_missing_cells_and_t_closeness(adult: Path) -> None:
+    r = run("anonymize", "adult.csv", "-k", "5", "--columns", KEY, "--na-values", "?", "--missing", "keep",
+            "--sensitive", "income", "--t", "0.3", "-o", "out.csv", "--report", "r.html", "--overwrite", cwd=adult)
+    assert r.returncode == 0, r.stderr
+    assert "information loss on the key's embedding" in r.stdout and "numeric information loss" in r.stdout
+    html = (adult / "r.html").read_text(encoding="utf-8")
+    assert "2,000 records, 6 key attributes (numeric: age, hours-per-week; nominal: workclass, education, " \
+           "occupation, sex)" in html
+    assert "<th scope=\"row\">key attributes</th><td class=\"num\">6</td>" in html
+    assert "Missing cells: 246 in the original, 246 in the release" in html  # --missing keep leaves them
+    assert 'id="t-closeness"' in html and "MEETS t = 0.3" in html
+    assert "information loss on the key&#x27;s embedding (the run&#x27;s)" in html
+    for level in ("Without-pay", "Preschool", "Armed-Forces"):
+        assert level not in html
+    check_small_cells(html, 5)
+
+
+def test_report_takes_the_roles_anonymize_takes_and_exits_1_when_t_is_missed(adult: Path) -> None:
+    r = run("anonymize", "adult.csv", "-k", "5", "--columns", KEY, "--na-values", "?", "--missing", "fill",
+            "--sensitive", "income", "--t", "0.3", "-o", "filled.csv", "--overwrite", cwd=adult)
+    assert r.returncode == 0, r.stderr
+    common = ("report", "adult.csv", "filled.csv", "-k", "5", "--columns", KEY, "--na-values", "?", "--overwrite")
+    r = run(*common, "--missing", "fill", "--sensitive", "income", "--t", "0.3", "-o", "met.html", cwd=adult)
+    assert r.returncode == 0, r.stderr
+    html = (adult / "met.html").read_text(encoding="utf-8")
+    assert "MEETS t = 0.3" in html and "Missing cells: 246 in the original, 0 in the release" in html
+    check_small_cells(html, 5)
+    r = run(*common, "--missing", "fill", "--sensitive", "income", "--t", "0.01", "-o", "missed.html", cwd=adult)
+    assert r.returncode == 1, r.stderr
+    assert "MISSES t = 0.01" in (adult / "missed.html").read_text(encoding="utf-8")
+    r = run(*common, "--missing", "fill", "--ordinal", "sex=Female<Male", "-o", "ordinal.html", cwd=adult)
+    assert r.returncode == 0, r.stderr
+    html = (adult / "ordinal.html").read_text(encoding="utf-8")
+    assert '<th scope="row">sex</th><td>ordinal</td>' in html and "ordinal: sex" in html
+    r = run(*common, "--missing", "fill", "--ordinal", "sex=Female", "-o", "bad.html", cwd=adult)
+    assert r.returncode == 2 and "column 'sex' has the value 'Male', which is not one of its levels" in r.stderr
+    # missing categorical cells follow anonymize's rule: --missing fill or keep, else refused
+    r = run(*common, "-o", "refused.html", cwd=adult)
+    assert r.returncode == 2 and "missing cells in the key: workclass (123), occupation (123)" in r.stderr
+    assert not (adult / "refused.html").exists()
+    r = run("assess", "adult.csv", "filled.csv", "-k", "5", "--columns", KEY, "--na-values", "?", cwd=adult)
+    assert r.returncode == 2 and "missing cells in the key: workclass (123), occupation (123)" in r.stderr
+    r = run("assess", "adult.csv", "filled.csv", "-k", "5", "--columns", KEY, "--na-values", "?", "--missing", "keep",
+            cwd=adult)
+    assert r.returncode == 0 and r.stdout.split()[0] == "IL(num)", r.stderr
+    r = run(*common, "--missing", "fill", "--t", "0.3", "-o", "t.html", cwd=adult)
+    assert r.returncode == 2 and "--t needs --sensitive" in r.stderr
+
+
+def test_a_column_with_a_value_per_record_is_flagged(tmp_path: Path) -> None:
+    survey(tmp_path / "in.csv")
+    r = run("anonymize", "in.csv", "-k", "4", "--columns", "age,income", "--by", "region", "-o", "out.csv",
+            "--report", "r.html", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "Possible direct identifiers copied as read: id." in html
+    r = run("report", "in.csv", "out.csv", "-k", "4", "--columns", "age,income", "--by", "region", "-o", "s.html",
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Possible direct identifiers copied as read: id." in (tmp_path / "s.html").read_text(encoding="utf-8")

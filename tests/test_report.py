@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import microagg as ma
-from report_checks import SECTIONS, check_cell, parse, resolve
+from report_checks import SECTIONS, check_cell, check_small_cells, frequency_rows, parse, resolve
 
 
 @pytest.fixture(scope="module")
@@ -174,3 +174,100 @@ def test_weights_are_stated(census: np.ndarray) -> None:
     weighted = ma.assess(census, release, weights=np.linspace(1, 2, len(census)))
     assert weighted.to_dict()["weighted"] is True and "weighted by the survey weights" in weighted.to_html()
     assert "unweighted" in ma.assess(census, release).to_html()
+
+
+ADULT = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "adult.csv"
+
+
+@pytest.fixture(scope="module")
+def adult() -> "pd.DataFrame":
+    pd = pytest.importorskip("pandas")
+    if not ADULT.exists():
+        pytest.skip(f"{ADULT} is not here")
+    return pd.read_csv(ADULT, nrows=2000, na_values="?")
+
+
+def test_an_id_column_in_the_key_shows_no_id_and_rare_levels_merge(census: np.ndarray) -> None:
+    ids = np.array([f"person-{i:03d}" for i in range(500)], dtype=object)
+    x = census[:500]
+    a = ma.assess(x, x, k=5, categorical={"id": (ids, ids)})
+    html = a.to_html()
+    assert not re.search(r"person-\d", html)
+    rows = dict(frequency_rows(html))
+    assert rows["500 levels held by fewer than 5 records each"][:2] == ["500", "500"]
+    check_small_cells(html, 5)
+
+
+def test_adults_rare_levels_and_sparse_bins_are_merged(adult: "pd.DataFrame") -> None:
+    key = ["workclass", "education", "occupation"]
+    release = ma.anonymize(adult, 5, columns=["age", "hours-per-week", *key], missing="fill")
+    released = release.data if hasattr(release, "data") else release
+    a = ma.assess(adult[["age", "hours-per-week"]], released[["age", "hours-per-week"]], k=5,
+                  categorical={c: (adult[c], released[c]) for c in key})
+    html = a.to_html()
+    for level in ("Without-pay", "Preschool", "Armed-Forces"):
+        assert level not in html
+    assert "Private" in html and "HS-grad" in html  # the levels of many records stay
+    check_small_cells(html, 5)
+    raw = [c for h in a.histograms for c in (*h.original, *h.released)]
+    assert any(0 < c < 5 for c in raw)  # the merging had something to do
+    # the whole key is counted, and the missing cells as read (123 in each of two columns)
+    assert a.key_attributes == ("age", "hours-per-week", *key) and a.to_dict()["n_key_attributes"] == 5
+    assert a.missing_original == 246 and a.missing_released == 0
+    assert "5 key attributes (numeric: age, hours-per-week; nominal: workclass, education, occupation)" in html
+
+
+def test_without_k_the_rule_uses_three_records(census: np.ndarray) -> None:
+    html = ma.assess(census, ma.microaggregate(census, 3).aggregated).to_html()
+    check_small_cells(html, 3)
+
+
+def test_sparse_bins_merge_into_their_neighbours() -> None:
+    from microagg.report._small_cells import merge_sparse_bins
+
+    edges, o, r = merge_sparse_bins([0, 1, 2, 3, 4, 5, 6], [1, 6, 0, 0, 5, 2], [0, 7, 0, 0, 5, 1], 3)
+    assert (edges, o, r) == ([0.0, 2.0, 3.0, 4.0, 6.0], [7, 0, 0, 7], [7, 0, 0, 6])
+    # a sparse run at the end joins bins before it until it is no longer sparse
+    assert merge_sparse_bins([0, 1, 2, 3], [10, 0, 1], [0, 5, 2], 3) == ([0.0, 3.0], [11], [7])
+    assert merge_sparse_bins([0, 1], [2], [2], 3) == ([0.0, 1.0], [2], [2])  # fewer than k in all
+
+
+def test_a_t_close_release_has_its_t_closeness_section(census: np.ndarray) -> None:
+    income = census[:, 0].copy()
+    key = census[:, 1:]
+    res = ma.t_close_microaggregate(key, 5, sensitive=income, t=0.3)
+    met = ma.assess(key, res.aggregated, k=5, sensitive={"income": income}, t=0.3)
+    assert met.meets_t is True and met.to_dict()["t_requested"] == 0.3
+    html = met.to_html()
+    assert 'id="t-closeness"' in html and "MEETS t = 0.3" in html
+    for key_, value, shown in parse(html).cells:
+        check_cell(key_, value, shown, resolve(key_, met.to_dict()))
+    missed = ma.assess(key, res.aggregated, k=5, sensitive={"income": income}, t=0.01)
+    assert missed.meets_t is False and "MISSES t = 0.01" in missed.to_html()
+    with pytest.raises(ValueError, match="t needs sensitive"):
+        ma.assess(key, res.aggregated, t=0.3)
+    with pytest.raises(ValueError, match="t must be in"):
+        ma.assess(key, res.aggregated, sensitive={"income": income}, t=1.5)
+
+
+def test_columns_with_a_value_per_record_are_flagged_as_identifiers(census: np.ndarray) -> None:
+    pd = pytest.importorskip("pandas")
+    names = [f"v{j}" for j in range(census.shape[1])]
+    original = pd.DataFrame(census, columns=names).assign(name=[f"n{i}" for i in range(len(census))], region=1)
+    released = original.copy()
+    released[names] = ma.microaggregate(census, 5).aggregated
+    a = ma.assess(original, released, columns=names, k=5)
+    assert a.identifiers == ("name",)  # region repeats a value: not flagged
+    html = a.to_html()
+    assert 'id="identifiers"' in html and "Possible direct identifiers copied as read: name." in html
+    assert 'id="identifiers"' not in ma.assess(census, ma.microaggregate(census, 5).aggregated, k=5).to_html()
+
+
+def test_the_report_package_does_not_import_the_assessment() -> None:
+    import ast
+
+    package = Path(ma.__file__).parent / "report"
+    for source in package.glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                assert "_assessment" not in (node.module or ""), source.name

@@ -17,7 +17,7 @@ import pytest
 
 import microagg as ma
 from conftest import optional
-from report_checks import SECTIONS, check_cell, resolve
+from report_checks import SECTIONS, bar_counts, check_cell, check_small_cells, frequency_rows, resolve
 
 
 def _executable(*names: str) -> str:
@@ -95,3 +95,46 @@ def test_report_renders_offline_with_every_section_figure_and_number(chromium: A
         key = cell.get_attribute("data-key")
         check_cell(key, cell.get_attribute("data-value"), cell.text, resolve(key, d, candidates))
     assert chromium.find_element(By.ID, "verdict").text.startswith("The release MEETS k = 5")
+
+
+ADULT = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "adult.csv"
+
+
+@pytest.fixture(scope="module")
+def adult_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """Adult's first 2 000 records (rare levels: Without-pay 1 record, Preschool 2), a mixed
+    key released at k = 5 and t-close in income: the report of the small-cell rule."""
+    pd = optional("pandas")
+    if not ADULT.exists():
+        pytest.skip(f"{ADULT} is not here")
+    adult = pd.read_csv(ADULT, nrows=2000, na_values="?")
+    numeric, nominal = ["age", "hours-per-week"], ["workclass", "education", "occupation"]
+    released = ma.anonymize(adult, 5, columns=[*numeric, *nominal], missing="fill")
+    a = ma.assess(adult[numeric], released[numeric], k=5, categorical={c: (adult[c], released[c]) for c in nominal},
+                  sensitive={"income": adult["income"].to_numpy()}, t=0.5)
+    path = tmp_path_factory.mktemp("adult") / "adult.html"
+    a.to_html(path)
+    return path, a.to_dict()
+
+
+def test_the_small_cell_rule_holds_on_the_page_the_browser_shows(chromium: Any, adult_report: tuple) -> None:
+    from selenium.webdriver.common.by import By
+
+    path, d = adult_report
+    chromium.get(path.as_uri())
+    assert [e for e in chromium.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
+    text = chromium.find_element(By.TAG_NAME, "body").text
+    for level in ("Without-pay", "Preschool", "Armed-Forces"):
+        assert level not in text
+    assert "levels held by fewer than 5 records each" in text or "level held by fewer than 5 records each" in text
+    assert chromium.find_element(By.ID, "small-cell-rule").is_displayed()
+    assert chromium.find_element(By.ID, "t-closeness").is_displayed()
+    assert "5 key attributes" in chromium.find_element(By.ID, "key-count").text
+    for svg in chromium.find_elements(By.CSS_SELECTOR, "svg"):
+        assert svg.size["width"] > 100 and svg.size["height"] > 100, svg.get_attribute("aria-label")
+    for cell in chromium.find_elements(By.CSS_SELECTOR, "[data-key]"):
+        key = cell.get_attribute("data-key")
+        check_cell(key, cell.get_attribute("data-value"), cell.text, resolve(key, d))
+    source = chromium.page_source
+    assert bar_counts(source) and len(frequency_rows(source)) > 20  # the checks below see the bars and tables
+    check_small_cells(source, 5)

@@ -13,8 +13,10 @@ from ._assess_input import F64, as_pair, as_release, as_weights, check_aligned, 
 from ._columns import MeasureRoles
 from ._frames import as_frame, column, numeric_matrix
 from ._mixed.types import missing_cells, nominal_column
+from ._tcloseness import _check_t
 from ._validation import check_bool, check_int, check_n_jobs
 from ._workflow import StratumMerge
+from .report import render_report, write_report
 
 
 @dataclass(frozen=True)
@@ -23,11 +25,16 @@ class Assessment:
 
     Attributes
     ----------
-    n_records, n_attributes : int
+    n_records : int
+    n_attributes : int
+        Numeric key attributes (the columns of ``X``); the whole key adds the categorical
+        ones (:attr:`key_attributes`).
     attributes : tuple of str
-        Column names (from a DataFrame ``X``; ``x0, x1, ...`` otherwise).
+        Numeric key column names (from a DataFrame ``X``; ``x0, x1, ...`` otherwise).
     information_loss : float
-        SSE/SST on the standardized data, weighted when weights are given.
+        The numeric information loss: SSE/SST on the standardized numeric key columns,
+        weighted when weights are given (sdcMicro's reading; a mixed key's loss on its
+        embedding is another figure, which ``anonymize`` reports).
     il1s, eigen : float
         sdcMicro's ``dUtility`` measures.
     interval_disclosure : float
@@ -49,7 +56,7 @@ class Assessment:
     n_strata : int or None
         Strata the classes were counted within (``by``).
     missing_original, missing_released : int
-        Missing cells of each file.
+        Missing cells of each file over the whole key, numeric and categorical, as read.
     record_linkage_global : microagg.risk.RecordLinkageResult or None
         One-to-one record linkage (``global_linkage=True``).
     histograms : tuple of microagg.utility.AttributeHistogram
@@ -65,6 +72,12 @@ class Assessment:
         Per confidential attribute (``sensitive=``), the largest EMD of a class from the
         file's distribution: the t of t-closeness the release achieves
         (:func:`microagg.risk.t_closeness`).
+    t_requested : float or None
+        The t the release was asked to meet (``t=`` of :func:`assess`).
+    identifiers : tuple of str
+        Columns outside the key, strata, weights and sensitive attributes that hold a
+        distinct value per record in the release: possible direct identifiers copied as
+        read (the release report flags them).
     """
 
     n_records: int
@@ -89,6 +102,21 @@ class Assessment:
     weighted: bool = False
     categorical: tuple[tuple[str, utility.CategoricalChanges], ...] = ()
     max_emd: Optional[dict[str, float]] = None
+    t_requested: Optional[float] = None
+    identifiers: tuple[str, ...] = ()
+
+    @property
+    def key_attributes(self) -> tuple[str, ...]:
+        """The whole key: the numeric attributes, then the categorical ones."""
+        return self.attributes + tuple(name for name, _ in self.categorical)
+
+    @property
+    def meets_t(self) -> Optional[bool]:
+        """Whether every sensitive attribute's largest class EMD is at most the requested t
+        (None without ``t`` or ``sensitive``)."""
+        if self.t_requested is None or self.max_emd is None:
+            return None
+        return all(v <= self.t_requested for v in self.max_emd.values())
 
     @property
     def meets_k(self) -> Optional[bool]:
@@ -131,6 +159,8 @@ class Assessment:
             "record_linkage_expected_correct": self.record_linkage.expected_correct,
             "min_group_size": self.min_group_size,
             "attributes": list(self.attributes),
+            "key_attributes": list(self.key_attributes),
+            "n_key_attributes": len(self.key_attributes),
             "mean_change": c.mean_change.tolist(),
             "variance_ratio": c.variance_ratio.tolist(),
             "max_correlation_change": c.max_correlation_change.tolist(),
@@ -166,10 +196,15 @@ class Assessment:
                     "levels": list(c.levels),
                     "original_frequencies": c.original_frequencies.tolist(),
                     "released_frequencies": c.released_frequencies.tolist(),
+                    "original_records": c.original_records.tolist(),
+                    "released_records": c.released_records.tolist(),
                 }
                 for name, c in self.categorical
             },
             "max_emd": self.max_emd,
+            "t_requested": self.t_requested,
+            "meets_t": self.meets_t,
+            "identifiers": list(self.identifiers),
         }
 
     def to_html(
@@ -182,10 +217,9 @@ class Assessment:
     ) -> str:
         """The release report: one self-contained HTML page for a disclosure review board
         (summary, provenance, privacy, utility, the R-U map of ``candidates``), holding
-        aggregates only, never a record's value. Written to ``path`` when given; the HTML
+        aggregates only, never a record's value nor a level or bin of fewer than k records
+        (the small-cell rule the page states). Written to ``path`` when given; the HTML
         text is returned either way. See :func:`microagg.report.write_report`."""
-        from .report import render_report, write_report
-
         if path is None:
             return render_report(self, provenance=provenance, candidates=candidates, title=title)
         return write_report(path, self, provenance=provenance, candidates=candidates, title=title)
@@ -216,7 +250,7 @@ class Assessment:
         worst = int(np.nanargmax(np.abs(1 - c.variance_ratio))) if np.isfinite(c.variance_ratio).any() else 0
         return (
             f"Assessment({self.n_records} records x {self.n_attributes} attributes)\n"
-            f"  utility  information loss {100 * self.information_loss:.3f}%   IL1s {self.il1s:.6g}"
+            f"  utility  numeric information loss {100 * self.information_loss:.3f}%   IL1s {self.il1s:.6g}"
             f"   eigen {self.eigen:.4f}\n"
             f"  risk     interval disclosure (p={self.p:g}) {100 * self.interval_disclosure:.2f}%"
             f"   record linkage {100 * self.record_linkage.rate:.2f}%"
@@ -243,6 +277,7 @@ def assess(
     categorical: Any = None,
     ordinal: Any = None,
     sensitive: Any = None,
+    t: Optional[float] = None,
 ) -> Assessment:
     """Every risk and utility measure of the release ``Xm`` of ``X``: sdcMicro's ``dRisk``
     and ``dUtility`` measures, record linkage, the class sizes of k-anonymity and the
@@ -293,15 +328,28 @@ def assess(
         :func:`microagg.risk.t_closeness`, optional
         Confidential attributes (never keys): the assessment then holds each one's largest
         class EMD (``max_emd``).
+    t : float, optional
+        The t the release is meant to meet (0 < t <= 1; needs ``sensitive``): the assessment
+        then says whether every sensitive attribute's largest class EMD is within it.
     """
+    if t is not None:
+        t = _check_t(t)
+        if sensitive is None:
+            raise ValueError("t needs sensitive (the confidential attributes whose closeness t bounds)")
     aligned = False
+    identifiers: tuple[str, ...] = ()
     original, released = as_frame(X, "X"), as_frame(Xm, "Xm")
-    if original is not None and released is not None and not isinstance(categorical, Mapping):
-        X, Xm, columns, categorical, by, weights, sensitive, aligned = _frame_inputs(
+    frames = original is not None and released is not None and not isinstance(categorical, Mapping)
+    if frames:
+        X, Xm, columns, categorical, by, weights, sensitive, aligned, identifiers = _frame_inputs(
             X, original, released, columns=columns, by=by, weights=weights, categorical=categorical, ordinal=ordinal,
             sensitive=sensitive,
         )
     names = _key_names(columns)
+    if not frames and names is not None:
+        confidential = list(sensitive) if isinstance(sensitive, Mapping) else _names_of(sensitive)
+        roles = [*names, *(categorical or {}), *confidential, *_names_of(by), *_names_of(weights)]
+        identifiers = _distinct_columns(Xm, roles)
     if names is not None and hasattr(X, "columns"):
         X, Xm = _select(X, names, "X"), _select(Xm, names, "Xm")
     x, xm = as_pair(X, Xm)
@@ -333,14 +381,16 @@ def assess(
         k_requested=k,
         class_size_records=tuple((int(s), int(r)) for s, r in zip(sizes, records)),
         n_strata=None if strata is None else int(strata.max()) + 1,
-        missing_original=int(np.isnan(x).sum()),
-        missing_released=int(np.isnan(xm).sum()),
+        missing_original=int(np.isnan(x).sum()) + _missing(categorical, 0),
+        missing_released=int(np.isnan(xm).sum()) + _missing(categorical, 1),
         record_linkage_global=risk.record_linkage(x, xm, "global") if global_linkage else None,
         histograms=tuple(utility.histograms(x, xm)),
         merges=tuple(_as_merge(m) for m in merges),
         weighted=w is not None,
         categorical=categories,
         max_emd=None if sensitive is None else risk.t_closeness(key, sensitive, by=strata),
+        t_requested=t,
+        identifiers=identifiers,
     )
 
 
@@ -348,7 +398,8 @@ def _frame_inputs(X: Any, original: Any, released: Any, **roles: Any) -> tuple[A
     """What :func:`assess` scores from two DataFrames: their numeric key columns, the key's
     names, each categorical key column's (original, released) values, the strata labels and
     confidential values as ``Xm`` publishes them, the weights of ``X``, and whether a copied
-    column lined the files up (:func:`microagg._assess_input.check_aligned`). ``original``
+    column lined the files up (:func:`microagg._assess_input.check_aligned`), and the copied
+    columns that hold a value per record (:func:`distinct_per_record`). ``original``
     and ``released`` are the narwhals frames of ``X`` and ``Xm``."""
     if len(original) != len(released):
         raise ValueError(f"X has {len(original)} rows and Xm {len(released)}; a release has the original's records")
@@ -374,8 +425,49 @@ def _frame_inputs(X: Any, original: Any, released: Any, **roles: Any) -> tuple[A
     if roles_of.sensitive:
         sensitive = {str(c): column(xm_native, c) for c in roles_of.sensitive}
     categorical = {str(c): (column(x_native, c), column(xm_native, c)) for c in roles_of.categories} or None
+    roles_named = [*roles_of.key, *roles_of.sensitive, *roles_of.by, *([] if roles_of.weights is None else [roles_of.weights])]
+    identifiers = distinct_per_record(((str(c), column(xm_native, c)) for c in released.columns), map(str, roles_named))
     return (numeric_matrix(original, numeric), numeric_matrix(released, numeric, name="Xm"), [str(c) for c in numeric],
-            categorical, by, weights, sensitive, aligned)
+            categorical, by, weights, sensitive, aligned, identifiers)
+
+
+def distinct_per_record(columns: Iterable[Tuple[str, Any]], exclude: Iterable[str] = ()) -> tuple[str, ...]:
+    """The names of ``columns`` ((name, values) pairs, ``exclude`` left out) in which every
+    record holds a value no other record holds, none missing: in a release, possible direct
+    identifiers (a name, a record number) copied as read. Files of fewer than two records
+    have none."""
+    skip = set(exclude)
+    out = []
+    for name, values in columns:
+        arr = np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else values, dtype=object)
+        if name in skip or arr.ndim != 1 or arr.shape[0] < 2 or missing_cells(arr).any():
+            continue
+        if len(set(arr.tolist())) == arr.shape[0]:
+            out.append(str(name))
+    return tuple(out)
+
+
+def _distinct_columns(Xm: Any, key: Sequence[Any]) -> tuple[str, ...]:
+    """:func:`distinct_per_record` over the columns of a released DataFrame outside ``key``
+    (nothing for an array, whose every column is key)."""
+    if not hasattr(Xm, "columns"):
+        return ()
+    return distinct_per_record(((str(c), Xm[c]) for c in Xm.columns), [str(c) for c in key])
+
+
+def _names_of(labels: Any) -> list[str]:
+    """Column names given for a role (``by=``, ``weights=``): a name or a list of names; none
+    for values."""
+    if isinstance(labels, str):
+        return [labels]
+    if isinstance(labels, (list, tuple)) and all(isinstance(c, str) for c in labels):
+        return list(labels)
+    return []
+
+
+def _missing(categorical: Optional[Mapping[str, Tuple[Any, Any]]], which: int) -> int:
+    """Missing cells of the categorical key columns of the original (0) or the release (1)."""
+    return sum(int(missing_cells(np.asarray(pair[which], dtype=object)).sum()) for pair in (categorical or {}).values())
 
 
 def _categorical_changes(

@@ -246,6 +246,9 @@ class CategoricalChanges:
         The (weighted) number of observed cells of each level in the original and the
         release: the frequency table a disclosure review compares (sdcMicro's report and
         mu-Argus tabulate them too).
+    original_records, released_records : ndarray of int64
+        The number of records holding each level in each file, unweighted: what the release
+        report's small-cell rule counts (an intruder sees records, not weights).
     """
 
     cells_changed: float
@@ -253,6 +256,8 @@ class CategoricalChanges:
     levels: tuple[str, ...]
     original_frequencies: npt.NDArray[np.float64]
     released_frequencies: npt.NDArray[np.float64]
+    original_records: npt.NDArray[np.int64]
+    released_records: npt.NDArray[np.int64]
 
 
 def categorical_changes(original: Any, released: Any, weights: Any = None) -> CategoricalChanges:
@@ -275,8 +280,10 @@ def categorical_changes(original: Any, released: Any, weights: Any = None) -> Ca
     width = len(column.levels)
     counts = [np.bincount(c[c >= 0], weights=w[c >= 0], minlength=width).astype(np.float64) for c in (ca, cb)]
     shares = [total / total.sum() if total.sum() > 0 else total for total in counts]
+    records = [np.bincount(c[c >= 0], minlength=width).astype(np.int64) for c in (ca, cb)]
     return CategoricalChanges(
-        cells, float(0.5 * np.abs(shares[0] - shares[1]).sum()), tuple(str(v) for v in column.levels), *counts
+        cells, float(0.5 * np.abs(shares[0] - shares[1]).sum()), tuple(str(v) for v in column.levels),
+        counts[0], counts[1], records[0], records[1],
     )
 
 

@@ -19,14 +19,14 @@ from .._tcloseness import t_close_microaggregate
 from .._mixed.flags import parse_attribute_weight, parse_ordinal
 from .._mixed.workflow import CATEGORICAL_RELEASES
 from .._mixed.workflow import release as release_mixed
-from ..utility import categorical_changes
+from ..utility import categorical_changes, information_loss
 from . import dask
 from .._workflow import relabel_strata
-from .._columns import confidential_columns
-from .columns import TERMS, categorical_key, choose_columns, relabeled, workflow_columns
+from .columns import categorical_key, choose_columns, relabeled, workflow_columns
 from .common import CliError, add_input_arguments, add_workflow_arguments, in_cli_terms, run_with_progress, split, workflow_keywords
 from .output import check_output
-from .report import write_release_report
+from .report import copied_identifiers, write_release_report
+from .roles import flag, sensitive_columns
 from .tables import Table, check_writable, read_table, write_table
 
 
@@ -89,9 +89,9 @@ def run(args: argparse.Namespace) -> int:
     if table.n_rows == 0:
         raise CliError(f"{src} has no data rows")
     strata, weights, reserved = workflow_columns(table, args.by, args.weights)
-    sensitive = _sensitive_columns(table, args, reserved)
-    ordinal = dict(_flag(parse_ordinal, t) for t in args.ordinal)
-    attribute_weights = dict(_flag(parse_attribute_weight, t) for t in args.attribute_weight)
+    sensitive = sensitive_columns(table, args, reserved)
+    ordinal = dict(flag(parse_ordinal, t) for t in args.ordinal)
+    attribute_weights = dict(flag(parse_attribute_weight, t) for t in args.attribute_weight)
     kinds = categorical_key(table, args.columns, reserved, split(args.categorical), ordinal)
     numeric = None if args.columns is None else ",".join(
         c for c in split(args.columns) if c not in table.names or table.names.index(c) not in kinds)
@@ -134,10 +134,12 @@ def run(args: argparse.Namespace) -> int:
     filled = 0 if args.missing != "fill" else int(
         sum(np.isnan(v).sum() for v in cols.values()) + sum((table.categories(j) == None).sum() for j in kinds)  # noqa: E711
     )
+    # A mixed key's two losses, each named: the run's on the embedding, sdcMicro's on the numeric columns.
     loss = "information loss" if not mixed else "information loss on the key's embedding"
+    numeric_loss = f", numeric information loss {100 * information_loss(X, agg, weights):.4f}%" if mixed and idx else ""
     print(
         f"wrote {out}: {table.n_rows} records, columns {names}; k={args.k}, method={args.method}, "
-        f"{res.n_groups} groups, {loss} {100 * res.information_loss:.4f}% ({seconds:.2f} s)"
+        f"{res.n_groups} groups, {loss} {100 * res.information_loss:.4f}%{numeric_loss} ({seconds:.2f} s)"
         + (f"; {filled} missing cells filled" if filled else "")
     )
     if sensitive:
@@ -162,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
             k=args.k, p=0.05, jobs=args.jobs, merges=res.merges, files=(src, out), parameters=parameters,
             overwrite=args.overwrite,
             categorical={table.names[j]: (kind, (table.categories(j), values[j])) for j, kind in kinds.items()},
+            sensitive=sensitive, t=args.t, identifiers=copied_identifiers(released, [*idx, *kinds, *reserved]),
+            run={"information loss on the key's embedding (the run's)": res.information_loss} if mixed else None,
         )
     if res.merges:
         print(
@@ -171,36 +175,6 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr if args.no_relabel else sys.stdout,
         )
     return 0
-
-
-def _sensitive_columns(table: Table, args: argparse.Namespace, reserved: dict[int, str]) -> dict[str, Any]:
-    """The ``--sensitive`` columns' values (numbers where a column holds them, categories
-    otherwise), marked in ``reserved`` so that they are never keys."""
-    if args.sensitive is None:
-        if args.t is not None:
-            raise CliError("--t needs --sensitive (the confidential columns)")
-        return {}
-    if args.t is None:
-        raise CliError("--sensitive needs --t (0 < T <= 1)")
-    roles = {table.names[j]: role for j, role in reserved.items()}
-    try:
-        wanted = confidential_columns(table.names, split(args.sensitive), roles, TERMS)
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
-    out: dict[str, Any] = {}
-    for c in wanted:
-        j = table.names.index(c)
-        reserved[j] = roles[c]
-        numbers = table.numeric(j)
-        out[c] = numbers if numbers is not None else table.categories(j)
-    return out
-
-
-def _flag(parse: Any, text: str) -> Any:
-    try:
-        return parse(text)
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
 
 
 def _release_mixed(

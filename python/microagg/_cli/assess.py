@@ -16,17 +16,19 @@ import argparse
 import os
 import sys
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._api import METHODS, microaggregate
 from .._assess_input import check_aligned
 from .._assessment import assess
+from .._mixed.types import missing_cells, ordinal_column
 from .._workflow import relabel_strata
 from .columns import categorical_key, choose_columns, workflow_columns
 from .common import CliError, add_input_arguments, add_workflow_arguments, in_cli_terms, run_with_progress, split, workflow_keywords
 from .output import check_output, write_file
+from .roles import sensitive_columns
 from .tables import CsvTable, Table, read_table, write_table
 
 MEASURES = (
@@ -84,12 +86,32 @@ def run(args: argparse.Namespace) -> int:
     return _score_release(args, data) if args.released else _compare_candidates(args, data)
 
 
-def release_inputs(args: argparse.Namespace, original: Table) -> tuple[Any, Any, Any, Any, list[str], dict[str, Any]]:
+class ReleaseInputs(NamedTuple):
+    """What scoring a release compares (see :func:`release_inputs`)."""
+
+    X: Any
+    Xm: Any
+    strata: Any
+    weights: Any
+    names: list[str]
+    categorical: dict[str, Any]
+    kinds: dict[str, str]
+    sensitive: dict[str, Any]
+    released: Table
+
+
+def release_inputs(
+    args: argparse.Namespace, original: Table, *, ordinal: dict[str, list[str]] | None = None,
+    confidential: bool = False,
+) -> ReleaseInputs:
     """What scoring ``args.released`` against ``original`` compares: the numeric key of both
-    files (``--columns``, default every numeric column of the original but strata and
-    weights), the strata as the release publishes them, the original's weights, the numeric
-    key's names, and each categorical key column's (original, released) values (text
-    columns named in ``--columns``, and ``--categorical``)."""
+    files (``--columns``, default every numeric column of the original but strata, weights
+    and sensitive columns), the strata as the release publishes them, the original's
+    weights, the numeric key's names, each categorical key column's (original, released)
+    values (text columns named in ``--columns``, ``--categorical`` and the ``ordinal``
+    columns) and kind, the ``--sensitive`` columns' values when ``confidential``, and the
+    release as read. Missing cells of the key need ``--missing fill`` or ``keep``, as
+    ``anonymize`` asks, categorical cells as numeric ones."""
     released = read_table(args.released, sep=args.sep, na_values=split(args.na_values))
     if released.n_rows != original.n_rows:
         raise CliError(
@@ -98,7 +120,8 @@ def release_inputs(args: argparse.Namespace, original: Table) -> tuple[Any, Any,
         )
     _, weights, reserved = workflow_columns(original, args.by, args.weights)
     strata, _, _ = workflow_columns(released, args.by, None)
-    kinds = categorical_key(original, args.columns, reserved, split(args.categorical), {})
+    sensitive = sensitive_columns(original, args, reserved, need_t=False) if confidential else {}
+    kinds = categorical_key(original, args.columns, reserved, split(args.categorical), ordinal or {})
     numeric = None if args.columns is None else ",".join(
         c for c in split(args.columns) if c not in original.names or original.names.index(c) not in kinds)
     cols = choose_columns(original, numeric, {**reserved, **{j: "a categorical key" for j in kinds}},
@@ -115,10 +138,21 @@ def release_inputs(args: argparse.Namespace, original: Table) -> tuple[Any, Any,
         original.names[j]: (original.categories(j), released.categories(released.names.index(original.names[j])))
         for j in kinds
     }
-    _check_aligned(original, released, {*names, *categorical, *split(args.by)})
+    for name, levels in (ordinal or {}).items():
+        for values in categorical[name]:
+            try:
+                ordinal_column(name, values, missing_cells(values), levels)
+            except ValueError as exc:
+                raise CliError(str(exc).replace("ordinal: ", "--ordinal: ", 1)) from None
+    holes = {name: int(missing_cells(pair[0]).sum()) for name, pair in categorical.items()}
+    if args.missing == "error" and any(holes.values()):
+        listed = ", ".join(f"{name} ({count})" for name, count in holes.items() if count)
+        raise CliError(f"missing cells in the key: {listed}; pass --missing fill or --missing keep")
+    _check_aligned(original, released, {*names, *categorical, *split(args.by), *sensitive})
     key = ", ".join([*names, *categorical])
     print(f"{X.shape[0]} records x {X.shape[1] + len(categorical)} attributes ({key})", file=sys.stderr)
-    return X, Xm, strata, weights, names, categorical
+    return ReleaseInputs(X, Xm, strata, weights, names, categorical,
+                         {original.names[j]: kind for j, kind in kinds.items()}, sensitive, released)
 
 
 def _score_release(args: argparse.Namespace, original: Table) -> int:
@@ -127,9 +161,10 @@ def _score_release(args: argparse.Namespace, original: Table) -> int:
             raise CliError(f"{flag} compares candidates; it does not apply to scoring a release")
     if args.k is not None and len(args.k) > 1:
         raise CliError("a release is scored against one k (-k K)")
-    X, Xm, strata, weights, _, categorical = release_inputs(args, original)
+    r = release_inputs(args, original)
     with in_cli_terms(original):
-        a = assess(X, Xm, by=strata, weights=weights, p=args.p, n_jobs=args.jobs, categorical=categorical).to_dict()
+        a = assess(r.X, r.Xm, by=r.strata, weights=r.weights, p=args.p, n_jobs=args.jobs,
+                   categorical=r.categorical or None).to_dict()
     k = args.k[0] if args.k else None
     row = {"original": args.input, "released": args.released, "n_records": a["n_records"],
            "n_attributes": a["n_attributes"], **{m: a[m] for m in MEASURES},
@@ -221,10 +256,10 @@ def _cell(v: Any) -> str:
 def _print_table(table: list[dict[str, Any]], p: float, lead: tuple[str, ...]) -> None:
     """The table on stdout: ``lead`` decides the first columns (method and k for candidates)."""
     first = f"{'method':<14} {'k':>3} " if "method" in lead else ""
-    print(f"{first}{'IL %':>8} {'IL1s':>10} {'eigen':>8} {f'ID({p:g}) %':>10} {'RL %':>7} {'min k':>6}"
+    print(f"{first}{'IL(num) %':>10} {'IL1s':>10} {'eigen':>8} {f'ID({p:g}) %':>10} {'RL %':>7} {'min k':>6}"
           + (f" {'seconds':>8}" if "method" in lead else ""))
     for r in table:
         first = f"{r['method']:<14} {r['k']:>3} " if "method" in lead else ""
-        print(f"{first}{100 * r['information_loss']:8.3f} {r['il1s']:10.6g} {r['eigen']:8.4f} "
+        print(f"{first}{100 * r['information_loss']:10.3f} {r['il1s']:10.6g} {r['eigen']:8.4f} "
               f"{100 * r['interval_disclosure']:10.2f} {100 * r['record_linkage_rate']:7.2f} {r['min_group_size']:>6}"
               + (f" {r['seconds']:8.3f}" if "method" in lead else ""))

@@ -6,7 +6,9 @@ Sections, in order: summary (k requested and achieved, records in classes below 
 headline risk and utility figures), provenance (files with size and SHA-256, version, date,
 the key and every parameter), privacy (class sizes, interval disclosure, record linkage,
 strata merges), utility (IL, IL1s, eigen, per-attribute moments and histograms) and, when
-candidates were compared, the R-U map. Aggregates only: no record of either file.
+candidates were compared, the R-U map. Aggregates only, by a rule the page states: no
+record of either file and no level, histogram bin or table cell describing fewer than k
+records of either file (rare levels and sparse bins are merged first).
 
 >>> import microagg as ma
 >>> X = ma.datasets.load_census()

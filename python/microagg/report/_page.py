@@ -6,14 +6,22 @@ from __future__ import annotations
 
 import datetime
 import os
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import Any, Optional, Protocol, Sequence
 
 from .. import _core
 from . import _sections
 from ._html import esc
+from ._small_cells import rule_text, threshold
 
-if TYPE_CHECKING:
-    from .._assessment import Assessment
+
+class Assessed(Protocol):
+    """What the report is written from: a :class:`microagg.Assessment`, read through its
+    ``to_dict()`` only, so that the report package sits below the assessment (which imports
+    it for ``Assessment.to_html``) and never imports it back."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The measures, as :meth:`microagg.Assessment.to_dict` gives them."""
+        ...
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 """Nothing may load: no script, font, style sheet or image from anywhere but the page."""
@@ -39,7 +47,7 @@ table.wide{width:100%}.meta{color:#555}
 
 
 def render_report(
-    assessment: "Assessment",
+    assessment: Assessed,
     *,
     provenance: Optional[dict[str, Any]] = None,
     candidates: Optional[Sequence[dict[str, Any]]] = None,
@@ -77,7 +85,7 @@ def render_report(
         released = prov.get("released") or {}
         title = f"Release report: {released['name']}" if released.get("name") else "Release report"
     sections = [
-        _sections.summary(d),
+        _sections.summary(d, prov),
         _sections.provenance(d, prov),
         _sections.privacy(d),
         _sections.utility(d),
@@ -93,15 +101,15 @@ def render_report(
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
         f"<header><h1>{esc(title)}</h1>"
-        f'<p class="meta">microagg {esc(prov["microagg_version"])}, {esc(prov["date"])}. Aggregates only: '
-        "no record of either file is shown.</p>"
+        f'<p class="meta">microagg {esc(prov["microagg_version"])}, {esc(prov["date"])}.</p>'
+        f'<p id="small-cell-rule">{esc(rule_text(threshold(d)))}</p>'
         f"<nav>{nav}</nav></header><main>{''.join(sections)}</main></body></html>\n"
     )
 
 
 def write_report(
     path: Any,
-    assessment: "Assessment",
+    assessment: Assessed,
     provenance: Optional[dict[str, Any]] = None,
     candidates: Optional[Sequence[dict[str, Any]]] = None,
     *,

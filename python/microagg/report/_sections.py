@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from ._html import esc, p, section, table, td, th
+from ._small_cells import merge_sparse_bins, rare_levels, sparse, threshold
 from ._svg import bar_chart, label, scatter_chart
 
 #: Levels listed one by one in a frequency table; the rest share one row.
@@ -24,9 +25,18 @@ def _verdict(ok: Optional[bool]) -> str:
     return '<td class="ok">meets</td>' if ok else '<td class="miss">MISSES</td>'
 
 
-def summary(d: dict[str, Any]) -> str:
-    """k requested and achieved over the whole key, the records in classes below k, and the
-    headline risk and utility figures, each marked against the request where there is one."""
+def key_kinds(d: dict[str, Any], prov: dict[str, Any]) -> dict[str, str]:
+    """The whole key, each attribute with its type: as the run recorded it (``prov["key"]``),
+    else numeric for the numeric attributes and nominal for the categorical ones."""
+    given = prov.get("key") or {}
+    kinds = {a: "numeric" for a in d["attributes"]} | {a: "nominal" for a in d["categorical"]}
+    return {a: str(given.get(a, kinds.get(a, "numeric"))) for a in [*kinds, *given]}
+
+
+def summary(d: dict[str, Any], prov: dict[str, Any]) -> str:
+    """k (and t) requested and achieved over the whole key, the records in classes below k,
+    the headline risk and utility figures, each marked against the request where there is
+    one, and the columns flagged as possible direct identifiers."""
     k, within = d["k_requested"], "" if d["n_strata"] is None else f" within {d['n_strata']} strata"
     if k is None:
         lead = (f"No k was requested. Every record shares its key values{within} with at least "
@@ -44,15 +54,30 @@ def summary(d: dict[str, Any]) -> str:
          td(d["reidentification_risk_max"], "reidentification_risk_max", "pct"), td("-"), _verdict(None)],
         [th(f"interval disclosure (p = {d['p']:g})"), td(d["interval_disclosure"], "interval_disclosure", "pct"), td("-"), _verdict(None)],
         [th("record linkage, nearest"), td(d["record_linkage_rate"], "record_linkage_rate", "pct"), td("-"), _verdict(None)],
-        [th("information loss (SSE/SST)"), td(d["information_loss"], "information_loss", "pct"), td("-"), _verdict(None)],
-        *([th(f"t-closeness of {name} (largest class EMD)"), td(v, f"max_emd.{name}"), td("-"), _verdict(None)]
+        [th("numeric information loss (SSE/SST on the numeric key columns)"),
+         td(d["information_loss"], "information_loss", "pct"), td("-"), _verdict(None)],
+        *([th(f"t-closeness of {name} (largest class EMD)"), td(v, f"max_emd.{name}"), td(d.get("t_requested"), "t_requested"),
+           _verdict(None if d.get("t_requested") is None else v <= d["t_requested"])]
           for name, v in (d.get("max_emd") or {}).items()),
         [th("IL1s"), td(d["il1s"], "il1s"), td("-"), _verdict(None)],
         [th("eigen"), td(d["eigen"], "eigen"), td("-"), _verdict(None)],
     ]
-    verdict_class = "" if k is None else (' class="ok"' if d["meets_k"] else ' class="miss"')
+    if d.get("meets_t") is not None:
+        lead += (f" It MEETS t = {d['t_requested']:g}: every class is t-close in every sensitive attribute."
+                 if d["meets_t"] else f" It MISSES t = {d['t_requested']:g}: a class is farther than t from the "
+                 "file in a sensitive attribute.")
+    ok = [v for v in (d["meets_k"], d.get("meets_t")) if v is not None]
+    verdict_class = "" if not ok else (' class="ok"' if all(ok) else ' class="miss"')
     body = f'<p id="verdict"{verdict_class}>{esc(lead)}</p>'
-    body += p(f"{d['n_records']:,} records, {d['n_attributes']} key attributes: {', '.join(d['attributes'])}.")
+    kinds = key_kinds(d, prov)
+    by_kind = "; ".join(f"{kind}: {', '.join(a for a, t in kinds.items() if t == kind)}"
+                        for kind in dict.fromkeys(kinds.values()))
+    body += (f'<p id="key-count">{d["n_records"]:,} records, {len(kinds)} key attributes '
+             f"({esc(by_kind)}).</p>")
+    if d.get("identifiers"):
+        body += (f'<p id="identifiers" class="miss">Possible direct identifiers copied as read: '
+                 f"{esc(', '.join(d['identifiers']))}. Each holds a distinct value per record of the release "
+                 "outside the key; publish it only if it identifies nobody.</p>")
     body += table(("measure", "value", "requested", "verdict"), rows, "Headline figures")
     return section("summary", "Summary", body)
 
@@ -68,10 +93,12 @@ def provenance(d: dict[str, Any], prov: dict[str, Any]) -> str:
         body += table(("file", "name", "size (bytes)", "SHA-256"), rows, "Files")
     else:
         body += p("No file was named: the assessment was made from data in memory.")
-    run = [("records", d["n_records"]), ("key attributes", d["n_attributes"])]
+    run = [("records", d["n_records"]), ("key attributes", d["n_key_attributes"]),
+           ("missing cells of the key, original (as read)", d["missing_original"]),
+           ("missing cells of the key, release", d["missing_released"])]
     run += [(k, v) for k, v in prov.items() if k not in ("original", "released", "key", "parameters")]
     body += table(("", "value"), ([th(k), td(v)] for k, v in run), "Run")
-    key = prov.get("key") or {a: "numeric" for a in d["attributes"]}
+    key = key_kinds(d, prov)
     body += table(("key attribute", "type"), ([th(a), td(t)] for a, t in key.items()), "Key (quasi-identifiers)")
     params = prov.get("parameters")
     if params:
@@ -91,7 +118,8 @@ def _param(value: Any) -> Any:
 
 
 def privacy(d: dict[str, Any]) -> str:
-    """Class sizes over the whole key, interval disclosure, record linkage and strata merges."""
+    """Class sizes over the whole key, interval disclosure, record linkage, t-closeness when
+    sensitive attributes were assessed, and strata merges."""
     k = d["k_requested"]
     dist = d["class_size_records"]
     rows = []
@@ -128,24 +156,42 @@ def privacy(d: dict[str, Any]) -> str:
          td(d["record_linkage_global_rate"], "record_linkage_global_rate", "pct")],
     ]
     body += table(("measure", "value"), risk_rows)
+    if d.get("max_emd") is not None:
+        body += t_closeness(d)
     body += "<h3>Strata</h3>"
     if d["n_strata"] is None:
         body += p("No strata: classes are counted over the whole file.")
     else:
         body += p(f"{d['n_strata']} strata as published.")
     if d["merges"]:
+        body += p("A merged stratum held fewer than k records: by the small-cell rule its label is not shown.")
         body += table(("stratum", "merged into", "records"),
-                      ([td(m["stratum"]), td(m["into"]), td(m["size"], f"merges.{i}.size")] for i, m in enumerate(d["merges"])),
+                      ([td("a stratum of fewer than k records"), td(m["into"]), td(m["size"], f"merges.{i}.size")]
+                       for i, m in enumerate(d["merges"])),
                       "Strata merged for having fewer than k records")
     else:
         body += p("No stratum was merged.")
     return section("privacy", "Privacy", body)
 
 
+def t_closeness(d: dict[str, Any]) -> str:
+    """Per sensitive attribute, the largest EMD of a class from the whole file's
+    distribution against the requested t, met or missed (Soria-Comas et al. 2015)."""
+    t = d.get("t_requested")
+    rows = [[th(name), td(v, f"max_emd.{name}"), td(t, "t_requested"), _verdict(None if t is None else v <= t)]
+            for name, v in d["max_emd"].items()]
+    body = '<h3 id="t-closeness">t-closeness of the sensitive attributes</h3>'
+    body += p("A class is t-close when the distribution of each sensitive attribute within it is within t of its "
+              "distribution over the whole file (earth mover's distance: ordered for numbers, half the L1 "
+              "distance for categories); the release is t-close when its farthest class is.")
+    return body + table(("sensitive attribute", "largest class EMD", "t requested", "verdict"), rows, "t-closeness")
+
+
 def utility(d: dict[str, Any]) -> str:
     """IL, IL1s and eigen, then per numeric attribute its moments and histograms."""
     rows = [
-        [th("information loss: SSE/SST on the standardized key"), td(d["information_loss"], "information_loss", "pct")],
+        [th("numeric information loss: SSE/SST on the standardized numeric key columns"),
+         td(d["information_loss"], "information_loss", "pct")],
         [th("IL1s (sdcMicro dUtility): sum of |x - x'| / (sqrt 2 sd)"), td(d["il1s"], "il1s")],
         [th("eigen (sdcMicro dUtility): relative change of the correlation eigenvalues"), td(d["eigen"], "eigen")],
     ]
@@ -167,15 +213,20 @@ def categorical_attributes(d: dict[str, Any]) -> str:
             for name, c in d["categorical"].items()]
     weighting = "weighted by the survey weights" if d["weighted"] else "unweighted"
     out = table(("attribute", "cells changed", "total variation distance"), rows, f"Categories ({weighting})")
-    return out + "".join(frequency_table(name, c, d["weighted"]) for name, c in d["categorical"].items())
+    k = threshold(d)
+    return out + "".join(frequency_table(name, c, d["weighted"], k) for name, c in d["categorical"].items())
 
 
-def frequency_table(name: str, c: dict[str, Any], weighted: bool) -> str:
+def frequency_table(name: str, c: dict[str, Any], weighted: bool, k: int) -> str:
     """One categorical attribute's frequency table: observed cells per level in the original
-    and the release and their difference, the most frequent levels first; past
+    and the release and their difference, the most frequent levels first. By the small-cell
+    rule, the levels held by fewer than ``k`` records of either file share one unnamed row
+    (with no count when they hold fewer than ``k`` records together); past
     :data:`FREQUENCY_ROWS` levels the rest are summed in one row."""
     before, after = c["original_frequencies"], c["released_frequencies"]
-    order = sorted(range(len(c["levels"])), key=lambda i: (-before[i], -after[i], c["levels"][i]))
+    rare = rare_levels(c["original_records"], c["released_records"], k)
+    order = sorted((i for i in range(len(c["levels"])) if not rare[i]),
+                   key=lambda i: (-before[i], -after[i], c["levels"][i]))
     style = "g" if weighted else "int"
     shown, rest = order[:FREQUENCY_ROWS], order[FREQUENCY_ROWS:]
     rows = [[th(c["levels"][i]), td(before[i], f"categorical.{name}.original_frequencies.{i}", style),
@@ -185,6 +236,14 @@ def frequency_table(name: str, c: dict[str, Any], weighted: bool) -> str:
         rows.append([th(f"{len(rest)} other levels"), td(sum(before[i] for i in rest), style=style),
                      td(sum(after[i] for i in rest), style=style),
                      td(sum(after[i] - before[i] for i in rest), style=style)])
+    small = [i for i in range(len(rare)) if rare[i]]
+    if small:
+        few = [sparse(sum(c[f"{f}_records"][i] for i in small), k) for f in ("original", "released")]
+        cells = [td(f"fewer than {k}") if hide else td(sum(freq[i] for i in small), style=style)
+                 for hide, freq in zip(few, (before, after))]
+        change = td("-") if any(few) else td(sum(after[i] - before[i] for i in small), style=style)
+        rows.append([th(f"{len(small)} {'level' if len(small) == 1 else 'levels'} held by fewer than {k} records each"),
+                     *cells, change])
     return table(("level", "original", "released", "change"), rows,
                  f"{name}: observed cells per level ({'weighted' if weighted else 'records'})")
 
@@ -199,14 +258,17 @@ def numeric_attributes(d: dict[str, Any]) -> str:
                  "variance ratio", "largest correlation change"), rows,
                 f"Moments ({'weighted by the survey weights' if d['weighted'] else 'unweighted'}; sd with divisor n)", "wide")
     figures = []
+    k = threshold(d)
     for a, h in zip(d["attributes"], d["histograms"]):
-        edges = h["edges"]
+        edges, original, released = merge_sparse_bins(h["edges"], h["original"], h["released"], k)
         every = -(-(len(edges) - 1) // 5)  # about five labelled edges
-        ticks = [(float(i), label(e)) for i, e in enumerate(edges) if i % every == 0]
+        ticks = [(float(i), label(e)) for i, e in enumerate(edges) if i % every == 0 or i == len(edges) - 1]
         figures.append('<figure class="chart">' + bar_chart(
-            len(edges) - 1, [("original", h["original"]), ("released", h["released"])], ticks,
+            len(edges) - 1, [("original", original), ("released", released)], ticks,
             title=a, x_label=a) + "</figure>")
-    out += p("Histograms: records per bin of the original and the release, over shared bins with round edges.")
+    out += p(f"Histograms: records per bin of the original and the release, over shared bins with round edges; "
+             f"a bin holding fewer than {k} records of either file is merged with its neighbours, so bins may differ "
+             "in width (read the edges).")
     return out + '<div class="grid">' + "".join(figures) + "</div>"
 
 
