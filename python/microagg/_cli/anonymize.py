@@ -9,7 +9,8 @@ import functools
 import os
 import sys
 import time
-from typing import Any
+from collections import Counter
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if sensitive:
         worst = ", ".join(f"{name} {emd:.4f}" for name, emd in res.max_emd.items())
-        print(f"t-close (t={args.t}, {res.chosen}): largest class EMD {worst}")
+        print(f"t-close (t={args.t}, {_methods_used(res.t_method, res.chosen)}): largest class EMD {worst}")
     for j in kinds:
         changed = categorical_changes(table.categories(j), values[j]).cells_changed
         print(f"  {table.names[j]} ({kinds[j]}): {100 * changed:.2f}% of its cells changed")
@@ -206,3 +207,15 @@ def _written(table: Table, j: int, values: np.ndarray) -> np.ndarray:
     """A released categorical column as the file writes it: a cell left missing as it was read."""
     read = table.labels(j)
     return np.array([read[i] if v is None else v for i, v in enumerate(values)], dtype=object)
+
+
+def _methods_used(asked: str, chosen: Sequence[str]) -> str:
+    """The t-closeness method in words: "k-first", or for "auto" the one it chose ("auto:
+    k-first"), counted over the strata or parts where they differ ("auto: k-first in 3 of 4,
+    merge in 1 of 4")."""
+    counts = Counter(chosen)
+    if len(counts) == 1:
+        used = next(iter(counts))
+    else:
+        used = ", ".join(f"{m} in {c} of {len(chosen)}" for m, c in counts.most_common())
+    return used if used == asked or not chosen else f"{asked}: {used}"
