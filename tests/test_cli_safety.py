@@ -135,6 +135,10 @@ def test_a_signal_during_the_write_leaves_nothing_behind(tmp_path: Path, signum:
     proc = subprocess.Popen(
         [sys.executable, "-c", SLOW_WRITE, "anonymize", "data.csv", "-k", "3", "--columns", "age,income", "-o", "out.csv"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # A job started in the background of a shell (CI, `cmd &`) inherits SIGINT ignored,
+        # and a Python started so never raises KeyboardInterrupt: give the CLI Ctrl-C as a
+        # terminal would.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "writing"
