@@ -28,7 +28,7 @@ use crate::parallel::Exec;
 use crate::progress::Progress;
 use crate::tcloseness::budget::Budget;
 use crate::tcloseness::confidential::Confidential;
-use crate::tcloseness::{TCloseOutcome, TCloseness, t_close_complete_keys, verify};
+use crate::tcloseness::{TCloseOutcome, TCloseness, check_stratum, t_close_complete_keys, verify};
 use crate::workflow::completion;
 use crate::workflow::evaluation::Evaluation;
 use crate::workflow::parts::cut_into_parts;
@@ -57,6 +57,9 @@ pub fn t_close_microaggregate<S: Float>(
     tc.validate(n)?;
     if let Some(w) = &workflow.weights {
         validate_weights(w, n)?;
+    }
+    if let Some(s) = &workflow.strata {
+        check_strata_early(tc, s, k, workflow.small_strata)?;
     }
     let scaling = workflow.scaling(x, options.standardize)?;
     let completed = if has_missing { Some(completion::complete(x)?) } else { None };
@@ -99,6 +102,26 @@ pub fn t_close_microaggregate<S: Float>(
         })??;
     }
     Ok(out)
+}
+
+/// Refuses a stratum farther than t from the file ([`check_stratum`]) before the keys are
+/// completed or anything is grouped, wherever no merge of small strata can change its
+/// records: with `small_strata="error"`, or when no stratum has fewer than `k` records.
+/// (With merges pending, the grouping checks the merged strata.) O(n).
+fn check_strata_early(
+    tc: &TCloseness,
+    strata: &Strata,
+    k: usize,
+    small: SmallStrata,
+) -> Result<()> {
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); strata.names().len()];
+    for (i, &c) in strata.codes().iter().enumerate() {
+        members[c as usize].push(i as u32);
+    }
+    if small == SmallStrata::Merge && members.iter().any(|m| !m.is_empty() && m.len() < k) {
+        return Ok(());
+    }
+    members.iter().filter(|m| m.len() >= k).try_for_each(|ids| check_stratum(tc, strata, ids))
 }
 
 /// The parts of a partitioned t-close run as strata (each named by the strata it holds,

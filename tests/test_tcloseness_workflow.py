@@ -215,6 +215,22 @@ def test_parts_with_strata_weights_and_missing_values() -> None:
         ma.t_close_microaggregate(np.nan_to_num(X), 3, sensitive=s, t=0.15, max_part=5)
 
 
+@pytest.mark.parametrize("t_method", ["k-first", "auto"])
+def test_a_stratum_farther_than_t_is_refused_before_any_grouping(t_method: str) -> None:
+    X, _, s = with_gaps(600, 3)
+    region = np.where(np.arange(600) < 540, "east", "west")  # east is grouped first
+    skewed = np.where(region == "west", s.min(), s)  # west holds the lowest value only
+    progress = ma._core.Progress()
+    with pytest.raises(ValueError, match="stratum 'west'"):
+        ma.t_close_microaggregate(X, 3, sensitive=skewed, t=0.15, by=region, missing="fill", t_method=t_method,
+                                  progress=progress)
+    assert progress.assigned == 0  # refused before east was completed and grouped
+    # with small strata to merge the check waits for the merged strata, and still refuses
+    tiny = np.where(np.arange(600) < 2, "tiny", region)
+    with pytest.raises(ValueError, match="stratum 'west'"):
+        ma.t_close_microaggregate(X, 3, sensitive=skewed, t=0.15, by=tiny, missing="fill", small_strata="merge")
+
+
 def test_anonymize_takes_max_part_and_missing_with_t_closeness(adult_frame: pd.DataFrame) -> None:
     df = adult_frame.copy()
     df.loc[np.random.default_rng(4).random(len(df)) < 0.05, "hours-per-week"] = np.nan

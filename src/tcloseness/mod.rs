@@ -27,7 +27,7 @@ use crate::microaggregate::{Options, Outcome, group};
 use crate::missing::Missing;
 use crate::parallel::Exec;
 use crate::partition::Partition;
-use crate::progress::Progress;
+use crate::progress::{Progress, Share};
 use crate::workflow::Workflow;
 use crate::workflow::evaluation::Evaluation;
 use crate::workflow::jobs::group_parts;
@@ -183,6 +183,11 @@ pub fn t_close_complete_keys<S: Float>(
         None => None,
     };
     let parts = split.as_ref().map_or_else(|| vec![(0..n as u32).collect()], |s| s.parts.clone());
+    if let Some(s) = &workflow.strata {
+        for ids in &parts {
+            check_stratum(tc, s, ids)?; // every stratum before any grouping
+        }
+    }
     let chosen = Mutex::new(vec![TMethod::Auto; parts.len()]);
     progress.reset();
     let (partition, evaluation) = options.parallelism.install(|exec| {
@@ -196,9 +201,6 @@ pub fn t_close_complete_keys<S: Float>(
                 mass: ids.iter().map(|&i| mass[i as usize]).collect(),
                 references: &references,
             };
-            if let Some(s) = &workflow.strata {
-                check_stratum(&conf, tc, s, ids)?;
-            }
             let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
             let part = x.select(Axis(0), &rows);
             let centered =
@@ -236,14 +238,20 @@ pub fn t_close_complete_keys<S: Float>(
     })
 }
 
-/// Refuses a stratum that is itself farther than t from the file: no partition of it into
-/// classes can then be t-close (merging it whole is the best it gets).
-fn check_stratum(
-    conf: &Confidential,
-    tc: &TCloseness,
-    strata: &strata::Strata,
-    ids: &[u32],
-) -> Result<()> {
+/// Refuses a stratum (the records `ids`) that is itself farther than t from the file: no
+/// partition of it into classes can then be t-close (merging it whole is the best it gets).
+/// O(|ids| × confidential attributes); the distributions count records.
+pub fn check_stratum(tc: &TCloseness, strata: &strata::Strata, ids: &[u32]) -> Result<()> {
+    let references = tc.references();
+    let conf = Confidential {
+        codes: tc
+            .sensitive
+            .iter()
+            .map(|a| ids.iter().map(|&i| a.codes[i as usize]).collect())
+            .collect(),
+        mass: vec![1.0; ids.len()],
+        references: &references,
+    };
     let e = conf.emd(&conf.profile(0..conf.n()));
     if e > tc.t + verify::SLACK {
         let mut names: Vec<&str> = ids
@@ -313,15 +321,27 @@ impl<S: Float> Job<'_, S> {
             [TMethod::Merge, TMethod::KFirst, TMethod::TFirst].iter().position(|&p| p == m)
         };
         let mut best: Option<(f64, Vec<u32>, TMethod)> = None;
+        // Each candidate counts its records as 1/|candidates| of the stratum's progress.
+        let share = Share::new(progress, candidates.len());
+        let alone = candidates.len() == 1;
         for m in candidates {
-            let mut budget = best.as_ref().map_or_else(Budget::unlimited, |b| Budget::below(b.0));
+            let mut budget = best
+                .as_ref()
+                .map_or_else(Budget::unlimited, |b| Budget::below(b.0))
+                .counting(&share);
             let (k, conf, t) = (self.k, self.conf, self.t);
             let built = match m {
-                TMethod::Merge => Some(
-                    group::<S, f64>(self.x, k, method, self.scaling, seed, exec, progress)?
-                        .labels()
-                        .to_vec(),
-                ),
+                TMethod::Merge => {
+                    // MDAV counts on a Progress of its own; a candidate's comes at its end.
+                    let own = Progress::new();
+                    let counted = if alone { progress } else { &own };
+                    let partition =
+                        group::<S, f64>(self.x, k, method, self.scaling, seed, exec, counted)?;
+                    if !alone {
+                        share.add(conf.n());
+                    }
+                    Some(partition.labels().to_vec())
+                }
                 TMethod::KFirst => {
                     k_first::k_first(&rows, d, k, conf, t, IndexChoice::Auto, &mut budget)
                 }
