@@ -4,6 +4,7 @@
 //! The hot loops only do a relaxed atomic add per group or per round; nothing calls back
 //! into the caller.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Progress of one run: records assigned so far (n when the run ends) and improvement
@@ -73,5 +74,29 @@ impl Progress {
         self.assigned.store(0, Ordering::Relaxed);
         self.rounds.store(0, Ordering::Relaxed);
         self.scanned.store(0, Ordering::Relaxed);
+    }
+}
+
+/// One of `of` equal runs over the same records counted on a [`Progress`] (t-closeness's
+/// `"auto"` builds three candidate partitions of every stratum): each record assigned counts
+/// 1/`of`, so the counter still ends near n and moves through every run. One thread's.
+#[derive(Debug)]
+pub struct Share<'a> {
+    progress: &'a Progress,
+    of: usize,
+    carried: Cell<usize>,
+}
+
+impl<'a> Share<'a> {
+    /// Counts on `progress` the records of one of `of` runs (`of` ≥ 1).
+    pub fn new(progress: &'a Progress, of: usize) -> Self {
+        Share { progress, of: of.max(1), carried: Cell::new(0) }
+    }
+
+    /// Records that `n` more records of this run are assigned.
+    pub fn add(&self, n: usize) {
+        let c = self.carried.get() + n;
+        self.progress.add(c / self.of);
+        self.carried.set(c % self.of);
     }
 }

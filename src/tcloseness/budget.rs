@@ -1,30 +1,47 @@
 //! `"auto"`'s early stop: a partition's (weighted) SSE only grows as its classes take more
 //! records or merge, so a candidate whose classes so far already cost more than the best
-//! complete candidate cannot be chosen and is dropped where it stands.
+//! complete candidate cannot be chosen and is dropped where it stands. The classes a
+//! candidate forms are also what its progress counts.
 
 use super::pool::row;
+use crate::progress::Share;
 
 /// Relative margin on the limit: the SSE charged here and the SSE `"auto"` compares are
 /// summed in different orders, so a candidate is dropped only when clearly worse (never one
 /// that would tie).
 const MARGIN: f64 = 1e-9;
 
-/// The SSE spent so far by a candidate and the most it may spend.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Budget {
+/// The SSE spent so far by a candidate and the most it may spend; the records of the classes
+/// it charges are counted on the run's progress when one is attached ([`Budget::counting`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Budget<'a> {
     limit: f64,
     spent: f64,
+    progress: Option<&'a Share<'a>>,
 }
 
-impl Budget {
+/// Budgets are equal when they spent the same and may spend the same (where progress is
+/// counted is no part of the value).
+impl PartialEq for Budget<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.limit, self.spent) == (other.limit, other.spent)
+    }
+}
+
+impl<'a> Budget<'a> {
     /// No limit (a single method, or the first candidate).
     pub fn unlimited() -> Self {
-        Budget { limit: f64::INFINITY, spent: 0.0 }
+        Budget { limit: f64::INFINITY, spent: 0.0, progress: None }
     }
 
     /// Up to the SSE `best` of the best complete candidate (and the rounding margin).
     pub fn below(best: f64) -> Self {
-        Budget { limit: best * (1.0 + MARGIN) + f64::MIN_POSITIVE, spent: 0.0 }
+        Budget { limit: best * (1.0 + MARGIN) + f64::MIN_POSITIVE, spent: 0.0, progress: None }
+    }
+
+    /// The same budget, counting the records of every class charged on `progress`.
+    pub fn counting(self, progress: &'a Share<'a>) -> Self {
+        Budget { progress: Some(progress), ..self }
     }
 
     /// Starts over from a partition of SSE `sse` (a candidate's classes as built); false if
@@ -49,6 +66,9 @@ impl Budget {
         members: &[usize],
         mass: &[f64],
     ) -> bool {
+        if let Some(p) = self.progress {
+            p.add(members.len());
+        }
         let total: f64 = members.iter().map(|&i| mass[i]).sum();
         if total <= 0.0 {
             return self.spent <= self.limit;
@@ -82,5 +102,19 @@ mod tests {
         let mut free = Budget::unlimited();
         assert!(free.charge_class(&rows, 1, &[0, 1], &[0.0, 0.0]) && free.restart(1e300));
         assert!(!Budget::below(2.0).restart(3.0));
+    }
+
+    #[test]
+    fn the_records_of_every_class_charged_are_counted_once_per_candidate() {
+        let rows = [0.0, 2.0, 4.0, 6.0];
+        let progress = crate::progress::Progress::new();
+        let share = Share::new(&progress, 2); // two candidates over the same 4 records
+        for _ in 0..2 {
+            let mut b = Budget::unlimited().counting(&share);
+            assert!(b.charge_class(&rows, 1, &[0, 1, 2], &[1.0; 4]));
+            assert!(b.charge_class(&rows, 1, &[3], &[1.0; 4]));
+        }
+        assert_eq!(progress.get(), 4);
+        assert!(Budget::unlimited().counting(&share) == Budget::unlimited());
     }
 }
