@@ -304,3 +304,59 @@ def test_library_and_cli_never_import_the_app() -> None:
     out = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=WAIT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_candidates_on_the_ru_map_and_the_picked_release(server: str, browser: tuple[Any, Path]) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver, downloads = browser
+    driver.get(server)
+    _set_key(driver)
+    driver.execute_script("$('#methods')[0].selectize.setValue(['mdav', 'vmdav'])")
+    _run(driver, "3,5")
+    _wait(driver, "#verdict")
+    options = driver.find_elements(By.CSS_SELECTOR, "#release input[type=radio]")
+    assert len(options) == 4  # 2 methods x 2 k
+    assert "R-U map" in driver.find_element(By.ID, "report").get_attribute("srcdoc")
+    options[3].click()  # vmdav, k = 5
+    WebDriverWait(driver, WAIT, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda d: "vmdav" in d.find_element(By.ID, "command").text)
+    assert _download(driver, downloads, "download_release").name == "people_k5_vmdav.csv"
+
+
+def test_progress_moves_and_cancel_stops_the_run(server: str, browser: tuple[Any, Path], tmp_path: Path) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver, _ = browser
+    driver.get(server)
+    _wait(driver, "#columns-table")
+    big = tmp_path / "big.csv"
+    x = np.random.default_rng(3).normal(size=(60000, 3)).round(4)
+    big.write_text("a,b,c\n" + "\n".join(f"{u},{v},{w}" for u, v, w in x) + "\n")
+    driver.find_element(By.ID, "upload").send_keys(str(big))
+    _wait(driver, "#opened-name", "big.csv")
+    driver.execute_script("$('#methods')[0].selectize.setValue(['ona'])")  # slow: O(n^2) improvement rounds
+    _run(driver, "5")
+    _wait(driver, "#progress-bar")
+    # the command line's progress line (after 5 s), then a later one: the report moves
+    seen: list[str] = []
+
+    def moved(d: Any) -> bool:  # the box is re-drawn as it moves: read afresh each time
+        text = d.find_element(By.ID, "progress-text").text
+        if "improvement rounds" in text and text not in seen:
+            seen.append(text)
+        return len(seen) >= 2
+
+    WebDriverWait(driver, WAIT, ignored_exceptions=[StaleElementReferenceException]).until(moved)
+    assert "run 1 of 1 (ona, k = 5)" in seen[-1]
+    driver.find_element(By.ID, "cancel").click()
+    assert "run cancelled" in _wait(driver, "#error-message", "cancelled").text
+    assert driver.find_elements(By.ID, "progress-bar") == []
+    # the server goes on: the next run works
+    driver.execute_script("$('#methods')[0].selectize.setValue(['mdav'])")
+    _run(driver, "5")
+    _wait(driver, "#verdict", "achieved")

@@ -36,7 +36,8 @@ HEADLINE = (
 )
 """The headline figures shown above the report (keys of ``Assessment.to_dict()``)."""
 
-_PROGRESS = re.compile(r"([\d,]+)/([\d,]+) records assigned")
+_PROGRESS = re.compile(r"^ *([\d,]+)/([\d,]+) records assigned.*$", re.MULTILINE)
+"""A progress line of the command line (every 5 s of a run after the first 2)."""
 
 
 @dataclass
@@ -127,7 +128,16 @@ page = ui.page_fluid(
 def server(input: Any, output: Any, session: Any, path: Optional[str] = None) -> None:
     """One browser session: its own folder, file, columns, candidates and downloads."""
     folder = tempfile.mkdtemp(prefix="microagg-app-")
-    session.on_ended(lambda: shutil.rmtree(folder, ignore_errors=True))
+    children: list[subprocess.Popen[bytes]] = []
+
+    def ended() -> None:  # a closed tab stops its runs and leaves nothing behind
+        for child in children:
+            if child.poll() is None:
+                child.terminate()
+                child.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    session.on_ended(ended)
     source: reactive.Value[Optional[tuple[str, str]]] = reactive.value(None)  # (argument, display name)
     found: reactive.Value[list[Column]] = reactive.value([])
     numeric: reactive.Value[set[str]] = reactive.value(set())
@@ -135,6 +145,7 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
     runs: reactive.Value[list[Candidate]] = reactive.value([])
     running = reactive.value(False)
     share = reactive.value(0.0)
+    note = reactive.value("")
     batches = reactive.value(0)
 
     def na_values() -> list[str]:
@@ -218,6 +229,7 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
                 open(os.path.join(c.folder, "stdout.txt"), "wb") as out:
             c.process = subprocess.Popen([sys.executable, "-m", "microagg.app.job", "spec.json"], cwd=c.folder,
                                          stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        children.append(c.process)
 
     @reactive.effect
     @reactive.event(input.run)
@@ -257,6 +269,7 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
         batches.set(batches.get() + 1)
         runs.set(queue)
         share.set(0.0)
+        note.set("starting")
         running.set(True)
 
     @reactive.effect
@@ -276,9 +289,11 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
                 with open(os.path.join(c.folder, "stderr.txt"), encoding="utf-8", errors="replace") as f:
                     stderr = f.read()
                 if code is None:
-                    seen = _PROGRESS.findall(stderr)
-                    part = int(seen[-1][0].replace(",", "")) / max(1, int(seen[-1][1].replace(",", ""))) if seen else 0.0
+                    seen = list(_PROGRESS.finditer(stderr))
+                    last = seen[-1] if seen else None
+                    part = int(last[1].replace(",", "")) / max(1, int(last[2].replace(",", ""))) if last else 0.0
                     share.set((i + min(part, 0.99)) / len(queue))
+                    note.set(f"run {i + 1} of {len(queue)} ({c.method}, k = {c.k})" + (f": {last[0].strip()}" if last else ""))
                     return
                 if code != 0:
                     message.set(_error_of(stderr))
@@ -308,8 +323,8 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
         if not running():
             return ""
         value = round(100 * share())
-        return ui.tags.div(ui.tags.progress(str(value), value=str(value), max="100", id="progress-bar"),
-                           f" {value} %  running", id="progress-box")
+        return ui.tags.div(ui.tags.progress(f"{value} %", value=str(value), max="100", id="progress-bar"),
+                           ui.tags.span(note(), id="progress-text"), id="progress-box")
 
     @render.ui
     def error() -> Any:
