@@ -360,3 +360,22 @@ def test_progress_moves_and_cancel_stops_the_run(server: str, browser: tuple[Any
     driver.execute_script("$('#methods')[0].selectize.setValue(['mdav'])")
     _run(driver, "5")
     _wait(driver, "#verdict", "achieved")
+
+
+def test_missing_value_codes_read_the_file_again(server: str, browser: tuple[Any, Path], tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver, _ = browser
+    driver.get(server)
+    _wait(driver, "#columns-table")
+    coded = tmp_path / "coded.csv"
+    coded.write_text("age,town\n" + "".join(f"{'?' if i % 7 == 0 else 20 + i},t{i % 3}\n" for i in range(40)))
+    driver.find_element(By.ID, "upload").send_keys(str(coded))
+    _wait(driver, "#opened-name", "coded.csv")
+    assert "declare them missing" in driver.find_elements(By.CSS_SELECTOR, "#columns-table td.flag")[0].text
+    driver.find_element(By.ID, "na_values").send_keys("?", Keys.TAB)
+    WebDriverWait(driver, WAIT).until(
+        lambda d: d.execute_script("return document.querySelector('#role_0') && document.querySelector('#role_0').value")
+        == "key")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Collection
+from typing import Any, Collection
 
 import numpy as np
 
@@ -79,7 +79,7 @@ def _column(table: Table, j: int) -> Column:
     values = table.numeric(j)
     labels = table.categories(j)
     observed = [v for v in labels if v is not None]
-    distinct = sorted({str(v) for v in observed})
+    distinct = sorted({str(v) for v in observed}, key=_level_order(values is not None))
     if values is None:
         codes = table.non_numeric_cells(j)
         if codes and 2 * len(codes) < table.n_rows:
@@ -94,3 +94,8 @@ def _column(table: Table, j: int) -> Column:
     if table.n_rows > 1 and len(distinct) == len(observed) == table.n_rows:
         return Column(name, kind, "copied", distinct, "identifier-like: every value differs")
     return Column(name, kind, "key" if kind == "numeric" else "copied", distinct)
+
+
+def _level_order(numeric: bool) -> Any:
+    """The sort key of a column's levels: by value for numbers (2 before 10), else by text."""
+    return float if numeric else str

@@ -60,6 +60,21 @@ def _error_of(stderr: str) -> str:
     return lines[-1] if lines else (stderr.strip().splitlines() or ["the run failed"])[-1]
 
 
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"k: {text!r} is not an integer") from None
+
+
+def _link(source: str, target: str) -> None:
+    """``target`` names the file ``source`` (a hard link; a copy where links are refused)."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
 def _column_row(i: int, c: Column) -> Any:
     return ui.tags.tr(
         ui.tags.td(c.name, class_="column-name"),
@@ -101,8 +116,9 @@ page = ui.page_fluid(
     ui.tags.section(
         ui.h2("1. Open a file"),
         ui.input_file("upload", "CSV or Parquet file (it stays on this machine)", accept=[".csv", ".parquet", ".pq"]),
-        ui.input_text("na_values", "Cell values that mean missing, comma-separated (e.g. ?,-9)", ""),
-        ui.output_ui("opened"),
+        ui.input_text("na_values", "Cell values that mean missing, comma-separated (e.g. ?,-9)", "",
+                      update_on="blur"),  # the file is read again with them: once, not per keystroke
+        ui.output_ui("opened_name"),
     ),
     ui.tags.section(ui.h2("2. Columns"), ui.output_ui("columns")),
     ui.tags.section(
@@ -151,7 +167,10 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
     def na_values() -> list[str]:
         return [v.strip() for v in input.na_values().split(",") if v.strip()]
 
+    opened: list[tuple[str, str, str]] = []  # the file last opened: read again when the codes change
+
     def open_file(real: str, argument: str, name: str) -> None:
+        opened[:] = [(real, argument, name)]
         message.set("")
         runs.set([])
         try:
@@ -184,8 +203,14 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
         shutil.copyfile(f["datapath"], copy)
         open_file(copy, name, name)
 
+    @reactive.effect
+    @reactive.event(input.na_values, ignore_init=True)
+    def _codes() -> None:
+        if opened:
+            open_file(*opened[0])
+
     @render.ui
-    def opened() -> Any:
+    def opened_name() -> Any:
         s = source()
         return ui.p(f"Open: {s[1]} ({len(found())} columns)", id="opened-name") if s else ""
 
@@ -243,7 +268,7 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
             return
         queue: list[Candidate] = []
         try:
-            ks = [int(v) for v in input.ks().replace(" ", "").split(",") if v]
+            ks = [_integer(v) for v in input.ks().replace(" ", "").split(",") if v]
             if not ks:
                 raise ValueError("give k, e.g. 5 or 3,5,10")
             base = settings()
@@ -257,7 +282,7 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
                     os.makedirs(sub)
                     c = Candidate(method, k, arguments(base, s[0], name), sub, name)
                     if s[0] == s[1]:  # an upload: the run reads a link to the copy, by its own name
-                        os.link(os.path.join(folder, "input", s[1]), os.path.join(sub, s[1]))
+                        _link(os.path.join(folder, "input", s[1]), os.path.join(sub, s[1]))
                     original = s[0] if os.path.isabs(s[0]) else os.path.join(sub, s[0])
                     c.spec = {"argv": c.argv, "original": original, "release": os.path.join(sub, name),
                               "na_values": na_values(), "roles": roles(base, k),
