@@ -379,3 +379,20 @@ def test_missing_value_codes_read_the_file_again(server: str, browser: tuple[Any
     WebDriverWait(driver, WAIT).until(
         lambda d: d.execute_script("return document.querySelector('#role_0') && document.querySelector('#role_0').value")
         == "key")
+
+
+def test_another_address_needs_the_flag_and_is_warned_about() -> None:
+    optional("shiny")
+    port = _port()
+    proc = subprocess.Popen([sys.executable, "-m", "microagg", "app", "--host", "127.0.0.2", "--port", str(port),
+                             "--no-browser"], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + WAIT
+        while not _reachable("127.0.0.2", port) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _reachable("127.0.0.2", port)
+        assert not _reachable("127.0.0.1", port)
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert "warning: serving on 127.0.0.2, not only on this machine" in err

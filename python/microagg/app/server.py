@@ -32,9 +32,10 @@ def free_port(host: str) -> int:
 
 class Guard:
     """ASGI middleware: the content security policy header on every HTTP response, and a
-    403 for a request whose ``Host`` is not one of ``hosts``."""
+    403 for a request whose ``Host`` is not one of ``hosts`` (``None``: any, for a server
+    that ``--host`` opened to other machines, which reach it by names it cannot know)."""
 
-    def __init__(self, app: Any, hosts: set[str]) -> None:
+    def __init__(self, app: Any, hosts: Optional[set[str]]) -> None:
         self.app = app
         self.hosts = hosts
 
@@ -43,7 +44,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
         host = dict(scope.get("headers", [])).get(b"host", b"").decode("latin-1").rsplit(":", 1)[0]
-        if host not in self.hosts:
+        if self.hosts is not None and host not in self.hosts:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
                 return
@@ -73,7 +74,7 @@ def serve(path: Optional[str], port: Optional[int] = None, host: str = LOOPBACK,
               "can reach it can open files and read releases", file=sys.stderr)
     port = port if port is not None else free_port(host)
     url = f"http://{LOOPBACK if host in (LOOPBACK, '0.0.0.0') else host}:{port}/"
-    hosts = {LOOPBACK, "localhost", host}
+    hosts = {LOOPBACK, "localhost"} if host == LOOPBACK else None
     print(f"microagg app: serving {url} (Ctrl+C to stop)", flush=True)
     if browser:
         threading.Timer(1.0, webbrowser.open, (url,)).start()
