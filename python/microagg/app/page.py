@@ -54,10 +54,16 @@ class Candidate:
     assessment: Any = None
 
 
-def _error_of(stderr: str) -> str:
-    """The command line's message in a run's stderr (its ``microagg: error:`` lines)."""
+def _error_of(stderr: str, code: int) -> str:
+    """The command line's message in the stderr of a run that exited with ``code`` (its
+    ``microagg: error:`` line; the last line of an unforeseen failure; the signal that
+    killed it, such as the kernel's when the memory ran out)."""
     lines = [line.removeprefix("microagg: error: ") for line in stderr.splitlines() if line.startswith("microagg: ")]
-    return lines[-1] if lines else (stderr.strip().splitlines() or ["the run failed"])[-1]
+    if lines:
+        return lines[-1]
+    if code < 0:
+        return f"the run was killed by signal {-code} (out of memory?)"
+    return (stderr.strip().splitlines() or [f"the run failed (exit status {code})"])[-1]
 
 
 def _integer(text: str) -> int:
@@ -146,11 +152,15 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
     folder = tempfile.mkdtemp(prefix="microagg-app-")
     children: list[subprocess.Popen[bytes]] = []
 
-    def ended() -> None:  # a closed tab stops its runs and leaves nothing behind
+    def stop() -> None:
+        """Stops the session's runs still going."""
         for child in children:
             if child.poll() is None:
                 child.terminate()
                 child.wait()
+
+    def ended() -> None:  # a closed tab stops its runs and leaves nothing behind
+        stop()
         shutil.rmtree(folder, ignore_errors=True)
 
     session.on_ended(ended)
@@ -171,6 +181,8 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
 
     def open_file(real: str, argument: str, name: str) -> None:
         opened[:] = [(real, argument, name)]
+        stop()  # the runs of the file open before
+        running.set(False)
         message.set("")
         runs.set([])
         try:
@@ -321,7 +333,7 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
                     note.set(f"run {i + 1} of {len(queue)} ({c.method}, k = {c.k})" + (f": {last[0].strip()}" if last else ""))
                     return
                 if code != 0:
-                    message.set(_error_of(stderr))
+                    message.set(_error_of(stderr, code))
                     del queue[i:]
                     break
                 with open(c.spec["assessment"], "rb") as f:
@@ -335,10 +347,7 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
     def _cancel() -> None:
         if not running.get():
             return
-        for c in runs.get():
-            if c.process is not None and c.process.poll() is None:
-                c.process.terminate()
-                c.process.wait()
+        stop()
         runs.set([c for c in runs.get() if c.assessment is not None])
         running.set(False)
         message.set("run cancelled")
