@@ -38,6 +38,14 @@ def test_columns_inferred_as_the_command_line_reads_them(survey: Path) -> None:
     assert by_name["edu"].levels == ["high", "low", "mid"]
 
 
+def test_measurements_that_all_differ_are_no_identifiers(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text("income,code,name\n" + "".join(f"{1000 + 37.5 * i},{10 * i},n{i}\n" for i in range(30)))
+    _, columns = infer_columns(str(path))
+    assert [bool(c.flag) for c in columns] == [False, False, True]
+    assert [c.role for c in columns] == ["key", "key", "copied"]
+
+
 def test_a_bad_file_raises_the_command_lines_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n1,2\n3\n")

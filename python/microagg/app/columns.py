@@ -65,9 +65,9 @@ def check_size(path: str, available: int) -> None:
 def infer_columns(path: str, na_values: Collection[str] = ()) -> tuple[Table, list[Column]]:
     """The table read as the command line reads it and its columns: numeric columns are
     key columns, text columns copied nominal ones (the command line's default key: every
-    numeric column); a column whose every observed value differs is flagged as an identifier
-    and copied, a numeric column with a few text codes flagged for ``--na-values``, an empty
-    one copied. Raises the command line's ``ValueError`` for a file it cannot read."""
+    numeric column); a column whose values all differ and look like codes (text, or whole
+    numbers close to a run) is flagged as an identifier and copied, a numeric column with a
+    few text codes flagged for ``--na-values``, an empty one copied. Raises the command line's ``ValueError`` for a file it cannot read."""
     table = read_table(path, na_values=na_values)
     if table.n_rows == 0:
         raise ValueError(f"{os.path.basename(path)} has no data rows")
@@ -91,9 +91,19 @@ def _column(table: Table, j: int) -> Column:
         if np.isnan(values).all():
             return Column(name, "numeric", "copied", [], "every cell missing")
         kind = "numeric"
-    if table.n_rows > 1 and len(distinct) == len(observed) == table.n_rows:
+    if table.n_rows > 1 and len(distinct) == len(observed) == table.n_rows and _codes(values):
         return Column(name, kind, "copied", distinct, "identifier-like: every value differs")
     return Column(name, kind, "key" if kind == "numeric" else "copied", distinct)
+
+
+def _codes(values: Any) -> bool:
+    """Whether all-distinct values look like record identifiers: text, or whole numbers
+    close to a run (at most twice as many possible values as records), not measurements
+    such as incomes, which are all distinct too."""
+    if values is None:
+        return True
+    whole = bool(np.all(values == np.round(values)))
+    return whole and float(values.max() - values.min()) < 2 * len(values)
 
 
 def _level_order(numeric: bool) -> Any:
