@@ -66,6 +66,14 @@ def _error_of(stderr: str, code: int) -> str:
     return (stderr.strip().splitlines() or [f"the run failed (exit status {code})"])[-1]
 
 
+def _child_env() -> dict[str, str]:
+    """The environment of a run: this one, with the folder this ``microagg`` was imported
+    from first on the path, so that the run (in another working folder) uses the same code."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    paths = [here, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(os.path.abspath(p) for p in paths)}
+
+
 def _integer(text: str) -> int:
     try:
         return int(text)
@@ -265,7 +273,7 @@ def server(input: Any, output: Any, session: Any, path: Optional[str] = None) ->
         with open(os.path.join(c.folder, "stderr.txt"), "wb") as err, \
                 open(os.path.join(c.folder, "stdout.txt"), "wb") as out:
             c.process = subprocess.Popen([sys.executable, "-m", "microagg.app.job", "spec.json"], cwd=c.folder,
-                                         stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+                                         stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=_child_env())
         children.append(c.process)
 
     @reactive.effect
