@@ -157,16 +157,17 @@ def _column(driver: Any, name: str) -> int:
 
 def _run(driver: Any, k: str) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 
     box = driver.find_element(By.ID, "ks")
     box.clear()
-    box.send_keys(k)
-    time.sleep(0.5)  # Shiny sends text inputs after a short debounce
+    box.send_keys(k, Keys.TAB)  # sent on blur, before the click
     driver.find_element(By.ID, "run").click()
 
 
 def _set_key(driver: Any) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 
     _wait(driver, "#columns-table")
     for name in KEY:
@@ -175,7 +176,7 @@ def _set_key(driver: Any) -> None:
     _select(driver, f"type_{edu}", "ordinal")
     levels = driver.find_element(By.ID, f"levels_{edu}")
     levels.clear()
-    levels.send_keys("low<mid<high")
+    levels.send_keys("low<mid<high", Keys.TAB)
     _select(driver, "missing", "fill")
 
 

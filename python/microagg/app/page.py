@@ -94,7 +94,7 @@ def _column_row(i: int, c: Column) -> Any:
         ui.tags.td(c.name, class_="column-name"),
         ui.tags.td(ui.input_select(f"type_{i}", None, list(TYPES), selected=c.type, width="9em")),
         ui.tags.td(ui.input_select(f"role_{i}", None, list(ROLES), selected=c.role, width="9em")),
-        ui.tags.td(ui.input_text(f"levels_{i}", None, "<".join(c.levels[:200]), width="22em")
+        ui.tags.td(ui.input_text(f"levels_{i}", None, "<".join(c.levels[:200]), width="22em", update_on="blur")
                    if c.type != "numeric" else ""),
         ui.tags.td(c.flag, class_="flag"),
     )
@@ -138,7 +138,7 @@ page = ui.page_fluid(
     ui.tags.section(
         ui.h2("3. Run"),
         ui.layout_columns(
-            ui.input_text("ks", "k (several: 3,5,10)", "5"),
+            ui.input_text("ks", "k (several: 3,5,10)", "5", update_on="blur"),  # sent before Run's click
             ui.input_selectize("methods", "method (several: candidates)", list(_core.METHODS), selected="mdav",
                                multiple=True),
             ui.input_select("missing", "missing cells", list(_core.MISSING_MODES), selected="error"),
