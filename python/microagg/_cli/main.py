@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 from .. import _core
 from .._api import METHODS
-from . import anonymize, assess, demo, report
+from . import anonymize, app, assess, demo, report
 from .common import CliError
 from .output import OutputError, Terminated, signals_as_exceptions
 
@@ -25,6 +25,7 @@ def _parser() -> argparse.ArgumentParser:
     anonymize.add_parser(sub)
     assess.add_parser(sub)
     report.add_parser(sub)
+    app.add_parser(sub)
     sub.add_parser("methods", help="list the methods").set_defaults(
         func=lambda args: print("\n".join(METHODS)) or 0
     )
