@@ -26,13 +26,13 @@ from conftest import optional
 from test_report_browser import _executable
 
 WAIT = 180  # seconds: generous, for a loaded 2-core machine
-ROOT = Path(__file__).resolve().parents[1]
 KEY = ["age", "income", "sex", "edu"]
 
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "python"), env.get("PYTHONPATH")]))
+    # the microagg this test imports (an install or the editable source), never a bare source tree
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(ma.__file__).parent.parent), env.get("PYTHONPATH")]))
     return env
 
 
