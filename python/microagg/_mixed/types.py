@@ -101,6 +101,28 @@ def ordinal_column(
     return KeyColumn(name, ORDINAL, codes, levels)
 
 
+def check_not_identifier(name: Any, counts: npt.NDArray[Any], n: int) -> None:
+    """Refuses a nominal key column that is an identifier: one where more than half of the
+    ``n`` records hold a level no other record holds (``counts``: each level's number of
+    records). Its group's mode would be one member's own value (ties go to the level that
+    sorts first), so the release would publish real identifiers (docs/workflow.md#mixed-keys-categories-with-the-numbers)."""
+    unique = int(np.count_nonzero(np.asarray(counts) == 1))
+    if 2 * unique > n:
+        raise ValueError(
+            f"column {name!r} looks like an identifier: {unique} of {n} records hold a level no other "
+            "record holds, and a group's most frequent level would release a member's own value; "
+            "remove it from the key (identifiers are dropped or replaced, not microaggregated)"
+        )
+
+
+def check_no_identifiers(key: Sequence[KeyColumn]) -> None:
+    """:func:`check_not_identifier` for every nominal column of a key."""
+    for c in key:
+        if c.kind == NOMINAL:
+            codes = c.values[c.values >= 0]
+            check_not_identifier(c.name, np.bincount(codes, minlength=len(c.levels)), c.values.shape[0])
+
+
 def not_categorical(name: Any, dtype: Any) -> TypeError:
     """The error for a key column that is neither numeric nor categorical (dates, times)."""
     return TypeError(
