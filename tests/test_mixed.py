@@ -306,3 +306,10 @@ def test_a_numeric_key_through_the_embedding_is_plain_microaggregation() -> None
     z = ((df - df.mean()) / df.std(ddof=0)).to_numpy() * [3.0, 1.0]
     want = ma.microaggregate(z, 5, standardize=False)
     np.testing.assert_allclose(stretched.to_numpy(), df.groupby(want.labels).transform("mean").to_numpy())
+
+
+def test_a_key_column_of_lists_is_named() -> None:
+    df = pd.DataFrame({"age": np.arange(20.0), "tags": [[i % 3] for i in range(20)]})
+    for ordinal in ({}, {"tags": [0, 1, 2]}):
+        with pytest.raises(TypeError, match="column 'tags' holds values that cannot be categories"):
+            ma.anonymize(df, 2, columns=["age", "tags"], ordinal=ordinal)
