@@ -60,7 +60,7 @@ def test_assess_errors_are_one_line(tmp_path: Path) -> None:
     r = run("assess", "in.csv", "-k", "1", cwd=tmp_path)
     assert r.returncode == 2 and "every k must be between 2" in r.stderr
     r = run("assess", "in.csv", "--columns", "region", cwd=tmp_path)
-    assert r.returncode == 2 and "not numeric" in r.stderr
+    assert r.returncode == 2 and "numeric keys only, and 'region' is categorical" in r.stderr
 
 
 def test_ru_map_draws_one_labelled_point_per_release(tmp_path: Path) -> None:

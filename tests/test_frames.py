@@ -123,8 +123,10 @@ def test_non_numeric_columns_are_named(kind: str) -> None:
     df = MAKERS[kind](_columns())
     with pytest.raises(TypeError, match="X has non-numeric columns: name"):
         ma.microaggregate(df, 3)
-    released = ma.anonymize(df, k=3, columns=["age", "name"])  # text: a nominal key column
-    assert ma.is_k_anonymous(released, 3, columns=["age", "name"])
+    released = ma.anonymize(df, k=3, columns=["age", "flag"])  # booleans: a nominal key column
+    assert ma.is_k_anonymous(released, 3, columns=["age", "flag"])
+    with pytest.raises(ValueError, match="column 'name' looks like an identifier"):  # a text id
+        ma.anonymize(df, k=3, columns=["age", "name"])
     with pytest.raises(ValueError, match="unknown column\\(s\\): zz; the columns of df are: name, age"):
         ma.anonymize(df, k=3, columns=["zz"])
     with pytest.raises(ValueError, match="unknown column\\(s\\): zz"):
@@ -149,3 +151,14 @@ def test_sparse_input_gets_a_clear_error() -> None:
     sparse = optional("scipy.sparse")
     with pytest.raises(TypeError, match="X is a sparse matrix .*pass X.toarray\\(\\)"):
         ma.microaggregate(sparse.csr_matrix(np.eye(4)), 2)
+
+
+def test_duplicate_column_names_are_refused_by_name() -> None:
+    """pandas and pyarrow allow a name twice; the release would aggregate one copy only."""
+    pd, pa = optional("pandas"), optional("pyarrow")
+    df = pd.DataFrame([[30, 31, "a"], [40, 41, "b"]] * 10, columns=["age", "age", "city"])
+    with pytest.raises(ValueError, match=r"df has duplicate column names: 'age' \(2 times\)"):
+        ma.anonymize(df, 2, columns=["age"])
+    table = pa.table([[1.0, 2.0] * 10, [3.0, 4.0] * 10], names=["x", "x"])
+    with pytest.raises(ValueError, match=r"duplicate column names: 'x' \(2 times\)"):
+        ma.microaggregate(table, 2)

@@ -60,6 +60,7 @@ def as_frame(obj: Any, name: str = "X") -> Optional["nw.DataFrame[Any]"]:
                 "(or microagg[pandas] / microagg[polars] / microagg[arrow])"
             )
         return None
+    check_unique_names(_native_names(obj), name)
     nw_module = _narwhals()
     frame = nw_module.from_native(obj, eager_only=True, pass_through=True)
     if isinstance(frame, nw_module.DataFrame):
@@ -72,6 +73,29 @@ def as_frame(obj: Any, name: str = "X") -> Optional["nw.DataFrame[Any]"]:
         lazy = " (a lazy frame: collect it first)" if hasattr(obj, "collect") else ""
         raise TypeError(f"{name}: unsupported type {_type_name(obj)}{lazy}; pass {_SUPPORTED}")
     return None
+
+
+def _native_names(obj: Any) -> list[Any]:
+    """The column names of a native frame as its library holds them (pandas and pyarrow
+    allow a name twice), empty for an object without named columns."""
+    names = getattr(obj, "column_names", None)
+    if names is None:
+        names = getattr(obj, "columns", None)
+    try:
+        return list(names) if names is not None and not isinstance(names, (str, bytes)) else []
+    except TypeError:
+        return []
+
+
+def check_unique_names(names: Sequence[Any], name: str) -> None:
+    """``ValueError`` naming the columns that ``names`` holds more than once: a release
+    would aggregate one copy and leave the other raw (docs/workflow.md)."""
+    seen: dict[Any, int] = {}
+    for c in names:
+        seen[c] = seen.get(c, 0) + 1
+    repeated = [f"{c!r} ({times} times)" for c, times in seen.items() if times > 1]
+    if repeated:
+        raise ValueError(f"{name} has duplicate column names: {', '.join(repeated)}; rename or drop the copies")
 
 
 def _arrow_backend(obj: Any) -> str:

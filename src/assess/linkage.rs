@@ -20,6 +20,7 @@
 //! the attributes observed in both rows, times d / their number; +∞ when there is none).
 
 use super::distinct::{DistinctRows, row_major};
+use super::links::NearestLinks;
 use super::scan::link_by_scan;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -47,26 +48,6 @@ pub const BLOCKS_MAX_DIM: usize = 8;
 
 /// Queries per parallel task.
 const CHUNK: usize = 512;
-
-/// The nearest links of every original record.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NearestLinks {
-    /// Released records at the minimum distance of each original record (t ≥ 1).
-    pub tie_counts: Vec<u64>,
-    /// Whether the record's own release is among them.
-    pub own_among: Vec<bool>,
-}
-
-impl NearestLinks {
-    /// Expected number of correct links: Σ [own among the ties] / t.
-    pub fn expected_correct(&self) -> f64 {
-        self.tie_counts
-            .iter()
-            .zip(&self.own_among)
-            .map(|(&t, &own)| if own { 1.0 / t as f64 } else { 0.0 })
-            .sum()
-    }
-}
 
 /// The partial squared distance of docs/assessment.md#risk: the sum over the attributes observed
 /// (not NaN) in both rows, scaled by d / their number; +∞ when no attribute is observed in both.

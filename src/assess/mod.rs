@@ -8,6 +8,8 @@
 
 pub mod distinct;
 pub mod linkage;
+mod links;
+mod panel;
 mod scan;
 mod score_bound;
 pub mod scores;
@@ -16,4 +18,5 @@ mod scores_avx2;
 #[cfg(target_arch = "x86_64")]
 mod scores_avx512;
 
-pub use linkage::{NearestLinks, link_nearest};
+pub use linkage::link_nearest;
+pub use links::NearestLinks;

@@ -12,7 +12,7 @@
 //! results: the same answer for every thread count.
 
 use super::distinct::DistinctRows;
-use super::linkage::NearestLinks;
+use super::links::NearestLinks;
 use super::score_bound::{ScaledCopy, ScoreBound};
 use super::scores::{LANES, PanelRun, Panels, ScoreKernel, TILE};
 use crate::float::Float;

@@ -16,12 +16,8 @@ use super::scores_avx2::scan_avx2;
 #[cfg(target_arch = "x86_64")]
 use super::scores_avx512::scan_avx512;
 
-/// Candidates a panel (one AVX-512 register of f32).
-pub const LANES: usize = 16;
-
-/// Queries a tile (the AVX-512 kernel's 12 accumulators of 16 lanes and their 12
-/// thresholds, besides the candidates' column, fill 25 of its 32 registers).
-pub const TILE: usize = 12;
+use super::panel::report;
+pub use super::panel::{Hit, LANES, PanelRun, TILE};
 
 /// The candidates' f32 copies, `LANES` to a panel: per panel, the lanes' N_c, then their
 /// values of attribute 0, 1, …; lanes past the last candidate hold N_c = NaN, which no
@@ -67,10 +63,6 @@ impl Panels {
         &self.data
     }
 }
-
-/// What the kernel calls for a lane at or below its query's threshold: (query of the tile,
-/// candidate id, score) → the query's threshold from now on.
-pub type Hit<'a> = &'a mut dyn FnMut(usize, u32, f32) -> f32;
 
 /// Which kernel runs: the widest this CPU supports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,32 +114,6 @@ impl ScoreKernel {
     }
 }
 
-/// Consecutive panels of [`Panels::data`], of rows of `dim` attributes, whose first
-/// candidate has id `first`.
-#[derive(Debug, Clone, Copy)]
-pub struct PanelRun<'a> {
-    /// The panels' f32s (whole panels).
-    pub panels: &'a [f32],
-    /// Attributes of a row.
-    pub dim: usize,
-    /// Id of the first panel's first lane.
-    pub first: u32,
-}
-
-impl<'a> PanelRun<'a> {
-    /// Each panel as (id of its first lane, its N_c, its columns), after checking that
-    /// `tile` holds `dim` rows of [`TILE`].
-    #[inline(always)]
-    pub fn each(self, tile: &[f32]) -> impl Iterator<Item = (u32, &'a [f32], &'a [f32])> {
-        let stride = (self.dim + 1) * LANES;
-        assert!(tile.len() == self.dim * TILE && self.panels.len().is_multiple_of(stride));
-        self.panels.chunks_exact(stride).enumerate().map(move |(p, panel)| {
-            let (norms, columns) = panel.split_at(LANES);
-            (self.first + (p * LANES) as u32, norms, columns)
-        })
-    }
-}
-
 /// The portable kernel of [`ScoreKernel::scan`], the reference of the SIMD ones.
 fn scan_tile(run: PanelRun, tile: &[f32], thresholds: &mut [f32; TILE], hit: Hit) {
     for (base, norms, columns) in run.each(tile) {
@@ -167,25 +133,6 @@ fn scan_tile(run: PanelRun, tile: &[f32], thresholds: &mut [f32; TILE], hit: Hit
         }
         if any {
             report(&acc, base, thresholds, hit);
-        }
-    }
-}
-
-/// The rare path shared by every kernel: every lane at or below its query's threshold, in
-/// order, each compared with the threshold as the previous hits left it.
-#[cold]
-#[inline(never)]
-pub(super) fn report(
-    acc: &[[f32; LANES]; TILE],
-    base: u32,
-    thresholds: &mut [f32; TILE],
-    hit: Hit,
-) {
-    for (q, scores) in acc.iter().enumerate() {
-        for (lane, &s) in scores.iter().enumerate() {
-            if s <= thresholds[q] {
-                thresholds[q] = hit(q, base + lane as u32, s);
-            }
         }
     }
 }

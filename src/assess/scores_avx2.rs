@@ -1,7 +1,7 @@
 //! The linkage scores with AVX2 and FMA: a panel is two registers of 8 lanes, and a tile is
 //! scored in two halves of [`TILE`] / 2 queries (12 accumulators of the 16 registers).
 
-use super::scores::{Hit, LANES, PanelRun, TILE, report};
+use super::panel::{Hit, LANES, PanelRun, TILE, report};
 use std::arch::x86_64::*;
 
 /// Queries scored together.

@@ -1,6 +1,6 @@
 //! The linkage scores with AVX-512: one register per panel column, [`TILE`] accumulators.
 
-use super::scores::{Hit, LANES, PanelRun, TILE, report};
+use super::panel::{Hit, LANES, PanelRun, TILE, report};
 use std::arch::x86_64::*;
 
 /// [`ScoreKernel::scan`](super::scores::ScoreKernel::scan) with AVX-512F: per panel, the

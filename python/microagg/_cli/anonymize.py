@@ -17,7 +17,7 @@ import numpy as np
 from .. import _core
 from .._api import METHODS, microaggregate
 from .._tcloseness import t_close_microaggregate
-from .._mixed.flags import parse_attribute_weight, parse_ordinal
+from .._mixed.flags import by_column, parse_attribute_weight, parse_ordinal
 from .._mixed.workflow import CATEGORICAL_RELEASES
 from .._mixed.workflow import release as release_mixed
 from ..utility import categorical_changes, information_loss
@@ -27,7 +27,7 @@ from .columns import categorical_key, choose_columns, relabeled, workflow_column
 from .common import CliError, add_input_arguments, add_workflow_arguments, in_cli_terms, run_with_progress, split, workflow_keywords
 from .output import check_output
 from .report import copied_identifiers, write_release_report
-from .roles import flag, sensitive_columns
+from .roles import sensitive_columns
 from .tables import Table, check_writable, read_table, write_table
 
 
@@ -51,7 +51,8 @@ def add_parser(sub: Any) -> None:
                    help="key columns whose values are categories (integer codes); text columns named in "
                    "--columns are categories anyway")
     a.add_argument("--ordinal", action="append", default=[], metavar="COL=L1<L2<...",
-                   help="an ordered categorical key column and its levels, e.g. \"education=HS<BSc<MSc\"")
+                   help="an ordered categorical key column and its levels, e.g. \"education=HS<BSc<MSc\" "
+                   "(a '<' inside a level is \\<, e.g. \"age=\\<18<18-65\"); once per column")
     a.add_argument("--attribute-weight", action="append", default=[], metavar="COL=W",
                    help="how much a key column counts in the grouping (default 1), e.g. sex=2")
     a.add_argument("--categorical-release", choices=CATEGORICAL_RELEASES, default="mode",
@@ -86,13 +87,16 @@ def run(args: argparse.Namespace) -> int:
         if os.path.abspath(args.report) == os.path.abspath(out):
             raise CliError("--report and -o name the same file")
     check_writable(out)
-    table = read_table(src, sep=args.sep, na_values=split(args.na_values))
+    table = read_table(src, sep=args.sep, na_values=split(args.na_values), encoding=args.encoding)
     if table.n_rows == 0:
         raise CliError(f"{src} has no data rows")
     strata, weights, reserved = workflow_columns(table, args.by, args.weights)
     sensitive = sensitive_columns(table, args, reserved)
-    ordinal = dict(flag(parse_ordinal, t) for t in args.ordinal)
-    attribute_weights = dict(flag(parse_attribute_weight, t) for t in args.attribute_weight)
+    try:
+        ordinal = by_column(parse_ordinal, args.ordinal, "--ordinal")
+        attribute_weights = by_column(parse_attribute_weight, args.attribute_weight, "--attribute-weight")
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     kinds = categorical_key(table, args.columns, reserved, split(args.categorical), ordinal)
     numeric = None if args.columns is None else ",".join(
         c for c in split(args.columns) if c not in table.names or table.names.index(c) not in kinds)

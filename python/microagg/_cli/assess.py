@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             check_output(path, inputs, args.overwrite, option)
     if args.output is not None and args.plot is not None and os.path.abspath(args.output) == os.path.abspath(args.plot):
         raise CliError("-o and --plot name the same file")
-    data = read_table(args.input, sep=args.sep, na_values=split(args.na_values))
+    data = read_table(args.input, sep=args.sep, na_values=split(args.na_values), encoding=args.encoding)
     if data.n_rows == 0:
         raise CliError(f"{args.input} has no data rows")
     return _score_release(args, data) if args.released else _compare_candidates(args, data)
@@ -112,7 +112,7 @@ def release_inputs(
     columns) and kind, the ``--sensitive`` columns' values when ``confidential``, and the
     release as read. Missing cells of the key need ``--missing fill`` or ``keep``, as
     ``anonymize`` asks, categorical cells as numeric ones."""
-    released = read_table(args.released, sep=args.sep, na_values=split(args.na_values))
+    released = read_table(args.released, sep=args.sep, na_values=split(args.na_values), encoding=args.encoding)
     if released.n_rows != original.n_rows:
         raise CliError(
             f"{args.released} has {released.n_rows} rows and {args.input} {original.n_rows}; "
@@ -207,6 +207,13 @@ def _compare_candidates(args: argparse.Namespace, data: Table) -> int:
     ks = args.k if args.k is not None else [2, 3, 5, 10]
     methods = args.method if args.method is not None else ["mdav"]
     strata, weights, reserved = workflow_columns(data, args.by, args.weights)
+    categorical = [data.names[j] for j in categorical_key(data, args.columns, reserved, split(args.categorical), {})]
+    if categorical:
+        raise CliError(
+            f"candidates are compared on numeric keys only, and {', '.join(map(repr, categorical))} "
+            f"{'is' if len(categorical) == 1 else 'are'} categorical: release the mixed key with microagg anonymize "
+            "(--categorical, --ordinal), then score that release with microagg assess ORIGINAL RELEASED"
+        )
     cols = choose_columns(data, args.columns, reserved, args.missing != "error")
     X = np.column_stack(list(cols.values()))
     if any(k < 2 or k > X.shape[0] for k in ks):

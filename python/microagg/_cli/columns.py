@@ -82,7 +82,9 @@ def categorical_key(
     table: Table, wanted: Optional[str], reserved: dict[int, str], categorical: list[str], ordinal: dict[str, list[str]]
 ) -> dict[int, str]:
     """The kind ("nominal" or "ordinal") of each categorical key column: those named in
-    ``--categorical`` and ``--ordinal``, and every text column named in ``--columns``. A
+    ``--categorical`` and ``--ordinal`` (which must be in ``--columns`` when it is given, as
+    the API's ``categorical=`` / ``ordinal=`` must be in ``columns=``), and every text
+    column named in ``--columns``. A
     column that is numeric but for a few codes stays an error (declare the codes, or name it
     in ``--categorical``)."""
     header = table.names
@@ -91,6 +93,9 @@ def categorical_key(
         for c in names:
             if c not in header:
                 raise CliError(str(TERMS.unknown(role, [c], header)))
+            if wanted is not None and c not in split(wanted):
+                raise CliError(f"column {c!r} is in {flag} but not in --columns; add it to --columns to make it "
+                               "part of the key")
             if header.index(c) in reserved:
                 raise CliError(f"column {c!r} is both a quasi-identifier ({flag}) and in {reserved[header.index(c)]}")
     kinds = {header.index(c): "nominal" for c in categorical}

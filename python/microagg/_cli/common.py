@@ -26,9 +26,11 @@ class CliError(Exception):
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags every command that reads a table and writes a file shares: how the CSV is
-    read (``--sep``, ``--na-values``) and whether an existing output may be replaced."""
+    read (``--sep``, ``--encoding``, ``--na-values``) and whether an existing output may be replaced."""
     parser.add_argument("--sep", metavar="CHAR", type=separator,
                         help="CSV delimiter: ',' ';' tab '|' ... (default: found from the header row)")
+    parser.add_argument("--encoding", metavar="NAME",
+                        help="text encoding of CSV input, e.g. latin-1, cp1252 (default: UTF-8)")
     parser.add_argument("--na-values", metavar="CODES",
                         help="comma-separated cell values that mean missing, e.g. '?,-9,n/a' "
                         "(empty, NA and nan always do)")

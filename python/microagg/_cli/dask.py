@@ -203,16 +203,16 @@ def run(args: argparse.Namespace) -> int:
 def _mixed_options(args: argparse.Namespace) -> dict[str, Any]:
     """The mixed-key flags of ``anonymize`` as :func:`microagg.dask.anonymize`'s keywords
     (only those given)."""
-    from .._mixed.flags import parse_attribute_weight, parse_ordinal
+    from .._mixed.flags import by_column, parse_attribute_weight, parse_ordinal
     from .common import split
 
     options: dict[str, Any] = {}
     if args.categorical:
         options["categorical"] = split(args.categorical)
     if args.ordinal:
-        options["ordinal"] = dict(parse_ordinal(t) for t in args.ordinal)
+        options["ordinal"] = by_column(parse_ordinal, args.ordinal, "--ordinal")
     if args.attribute_weight:
-        options["attribute_weights"] = dict(parse_attribute_weight(t) for t in args.attribute_weight)
+        options["attribute_weights"] = by_column(parse_attribute_weight, args.attribute_weight, "--attribute-weight")
     if args.categorical_release != "mode":
         options["categorical_release"] = args.categorical_release
     return options

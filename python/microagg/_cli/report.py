@@ -55,7 +55,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Scores the release and writes its report; 1 when the release misses k or t."""
     check_output(args.output, [args.input, args.released], args.overwrite)
-    original = read_table(args.input, sep=args.sep, na_values=split(args.na_values))
+    original = read_table(args.input, sep=args.sep, na_values=split(args.na_values), encoding=args.encoding)
     if original.n_rows == 0:
         raise CliError(f"{args.input} has no data rows")
     ordinal = dict(flag(parse_ordinal, t) for t in args.ordinal)

@@ -21,6 +21,7 @@ from typing import Any, Collection, Optional
 import numpy as np
 import numpy.typing as npt
 
+from .. import _frames as frames
 from .output import write_file
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -36,6 +37,14 @@ DELIMITERS = (",", ";", "\t", "|")
 
 class TableError(ValueError):
     """A file that cannot be read or written as a table (one line for the CLI)."""
+
+
+def check_unique_names(names: list[str], path: str) -> None:
+    """``TableError`` naming the columns of the file ``path`` whose name repeats."""
+    try:
+        frames.check_unique_names(names, path)
+    except ValueError as exc:
+        raise TableError(str(exc)) from None
 
 
 def is_parquet(path: str) -> bool:
@@ -67,6 +76,7 @@ class Table:
     """Named columns read from a file: what the CLI reads, replaces and writes."""
 
     def __init__(self, path: str, names: list[str], na_values: Collection[str] = ()) -> None:
+        check_unique_names(names, path)
         self.path = path
         self.names = names
         self.na_values = frozenset(v.strip() for v in na_values)
@@ -144,11 +154,20 @@ class CsvTable(Table):
         delimiter: str = ",",
         lines: Optional[list[int]] = None,
         na_values: Collection[str] = (),
+        line_end: str = "\n",
     ) -> None:
         super().__init__(path, names, na_values)
         self.columns = columns
         self.delimiter = delimiter
+        self.line_end = line_end
         self.lines = lines if lines is not None else list(range(2, self.n_rows + 2))
+
+    def _with(self, columns: list[list[str]]) -> "CsvTable":
+        """A copy holding ``columns``, read from the same file (delimiter, lines, line ends)."""
+        return CsvTable(
+            self.path, self.names, columns, delimiter=self.delimiter, lines=self.lines, na_values=self.na_values,
+            line_end=self.line_end,
+        )
 
     @property
     def n_rows(self) -> int:
@@ -185,17 +204,13 @@ class CsvTable(Table):
         columns = list(self.columns)
         for j, v in values.items():
             columns[j] = [t if np.isnan(x) else repr(float(x)) for x, t in zip(v, self.columns[j])]
-        return CsvTable(
-            self.path, self.names, columns, delimiter=self.delimiter, lines=self.lines, na_values=self.na_values
-        )
+        return self._with(columns)
 
     def relabeled(self, values: dict[int, npt.NDArray[Any]]) -> "CsvTable":
         columns = list(self.columns)
         for j, v in values.items():
             columns[j] = [str(x) for x in v]
-        return CsvTable(
-            self.path, self.names, columns, delimiter=self.delimiter, lines=self.lines, na_values=self.na_values
-        )
+        return self._with(columns)
 
     def to_arrow(self) -> Any:
         """Integer, float and other (string) columns, by what every value parses as."""
@@ -209,7 +224,7 @@ class CsvTable(Table):
 
     def write_csv(self, path: str) -> None:
         with open(path, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f, delimiter=self.delimiter, lineterminator="\n")
+            w = csv.writer(f, delimiter=self.delimiter, lineterminator=self.line_end)
             w.writerow(self.names)
             w.writerows(zip(*self.columns))
 
@@ -299,32 +314,45 @@ class ArrowTable(Table):
         pa.csv.write_csv(self.table, path, pa.csv.WriteOptions(quoting_style="needed"))
 
 
-def read_table(path: str, sep: Optional[str] = None, na_values: Collection[str] = ()) -> Table:
+def read_table(
+    path: str, sep: Optional[str] = None, na_values: Collection[str] = (), encoding: Optional[str] = None
+) -> Table:
     """Reads a CSV file (header row required) or a Parquet file.
 
     ``sep`` is the CSV delimiter (default: the one of ``,`` ``;`` tab ``|`` found most often
     in the header row); ``na_values`` are cell texts (or, in numeric Parquet columns,
-    numbers) that mean a missing value, such as ``"?"`` or ``"-9"``.
+    numbers) that mean a missing value, such as ``"?"`` or ``"-9"``; ``encoding`` is the CSV
+    file's text encoding (default UTF-8, with or without a byte-order mark). The header's
+    line end (``\\r\\n`` or ``\\n``) is the one the table is written back with.
     """
     if not os.path.exists(path):
         raise TableError(f"input file not found: {path}")
     if is_parquet(path):
         pa = _pyarrow(path)
         try:
+            check_unique_names(list(pa.parquet.read_schema(path).names), path)
             table = pa.parquet.read_table(path)
         except (OSError, pa.ArrowException) as exc:
             raise TableError(f"cannot read {path}: {exc}") from None
         return ArrowTable(path, table, na_values)
     try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            delimiter = sep if sep is not None else sniff_delimiter(f.readline())
+        with open(path, newline="", encoding=encoding or "utf-8-sig") as f:
+            first = f.readline()
+            delimiter = sep if sep is not None else sniff_delimiter(first)
             f.seek(0)
             reader = csv.reader(f, delimiter=delimiter)
             rows, lines = [], []
             for row in reader:
                 rows.append(row)
                 lines.append(reader.line_num)
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+    except UnicodeDecodeError as exc:
+        raise TableError(
+            f"cannot read {path}, line {_undecodable_line(path, exc.encoding)}: not {exc.encoding} text "
+            f"({exc.reason}); give the file's encoding with --encoding, e.g. --encoding latin-1"
+        ) from None
+    except LookupError as exc:
+        raise TableError(f"--encoding: {exc}") from None
+    except (OSError, csv.Error) as exc:
         raise TableError(f"cannot read {path}: {exc}") from None
     except TypeError as exc:  # a delimiter that is not one character
         raise TableError(f"--sep: {exc}") from None
@@ -336,7 +364,21 @@ def read_table(path: str, sep: Optional[str] = None, na_values: Collection[str] 
         if len(r) != len(header):
             raise TableError(f"{path}, line {line}: {len(r)} fields, header has {len(header)} (delimiter {delimiter!r})")
     columns = [[r[j] for r, _ in body] for j in range(len(header))]
-    return CsvTable(path, header, columns, delimiter=delimiter, lines=[line for _, line in body], na_values=na_values)
+    return CsvTable(
+        path, header, columns, delimiter=delimiter, lines=[line for _, line in body], na_values=na_values,
+        line_end="\r\n" if first.endswith("\r\n") else "\n",
+    )
+
+
+def _undecodable_line(path: str, encoding: str) -> int:
+    """The number of the first line of ``path`` that is not ``encoding`` text."""
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, start=1):
+            try:
+                line.decode(encoding)
+            except UnicodeDecodeError:
+                return number
+    return 1
 
 
 def sniff_delimiter(header: str) -> str:

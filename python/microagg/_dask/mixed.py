@@ -24,6 +24,7 @@ from .._mixed.types import (
     NUMERIC,
     ORDINAL,
     KeyColumn,
+    check_not_identifier,
     column_kind,
     missing_cells,
     ordinal_column,
@@ -80,16 +81,18 @@ def kinds_of(meta: pd.DataFrame, names: Sequence[Any], categorical: Sequence[Any
 
 
 def measure(ddf: Any, spec: MixedSpec) -> MixedSpec:
-    """``spec`` with the nominal levels found in ``ddf`` and the embedding's divisors."""
+    """``spec`` with the nominal levels found in ``ddf`` and the embedding's divisors; a
+    nominal column that is an identifier is refused (:func:`check_not_identifier`)."""
     import dask
 
     nominal = [c for c in spec.names if spec.kinds[c] == NOMINAL]
     graded = [c for c in spec.names if spec.kinds[c] != NOMINAL]
     raw = ddf.map_partitions(_graded_values, spec, graded, meta={c: np.float64 for c in graded})
-    uniques, sd = dask.compute([ddf[c].dropna().unique() for c in nominal], raw.std(ddof=0))
+    counts, sd, n = dask.compute([ddf[c].dropna().value_counts() for c in nominal], raw.std(ddof=0), ddf.shape[0])
     levels = dict(spec.levels)
-    for c, u in zip(nominal, uniques):
-        levels[c] = tuple(sorted_levels(np.asarray(list(u), dtype=object)).tolist())
+    for c, u in zip(nominal, counts):
+        check_not_identifier(c, u.to_numpy(), int(n))
+        levels[c] = tuple(sorted_levels(np.asarray(list(u.index), dtype=object)).tolist())
     scale = []
     for c in spec.names:
         w = spec.weights.get(c, 1.0)

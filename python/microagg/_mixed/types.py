@@ -14,8 +14,9 @@ order for a nominal one (so the smallest code is the level that sorts first).
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence, Tuple
+from typing import Any, Iterator, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -57,8 +58,29 @@ def sorted_levels(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
         return out
 
 
+@contextlib.contextmanager
+def _as_categories(name: Any) -> Iterator[None]:
+    """Names column ``name`` in the ``TypeError`` of a value that cannot be a category
+    (lists, dicts, arrays: unhashable)."""
+    try:
+        yield
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+        raise TypeError(
+            f"column {name!r} holds values that cannot be categories ({exc}); a key column holds one "
+            "number or category per record"
+        ) from None
+
+
 def nominal_column(name: Any, values: npt.NDArray[Any], missing: npt.NDArray[np.bool_]) -> KeyColumn:
-    """A nominal column from its values and missing mask: codes into its sorted observed levels."""
+    """A nominal column from its values and missing mask: codes into its sorted observed levels
+    (``TypeError`` naming the column for values that cannot be categories)."""
+    with _as_categories(name):
+        return _nominal_column(name, values, missing)
+
+
+def _nominal_column(name: Any, values: npt.NDArray[Any], missing: npt.NDArray[np.bool_]) -> KeyColumn:
     observed = values[~missing]
     levels = sorted_levels(observed)
     codes = np.full(values.shape[0], -1, dtype=np.int64)
@@ -77,6 +99,13 @@ def ordinal_column(
     ``ValueError`` naming the column. A level given as text matches a number written so
     (levels read from a command line against an integer-coded column)."""
     levels = check_levels(name, levels)
+    with _as_categories(name):
+        return _ordinal_column(name, values, missing, levels)
+
+
+def _ordinal_column(
+    name: Any, values: npt.NDArray[Any], missing: npt.NDArray[np.bool_], levels: tuple[Any, ...]
+) -> KeyColumn:
     rank = {v: i for i, v in enumerate(levels)}
     by_text = {str(v): i for i, v in enumerate(levels)}
     codes = np.full(values.shape[0], -1, dtype=np.int64)
@@ -99,6 +128,28 @@ def ordinal_column(
         else:
             codes[~missing] = lookup[np.searchsorted(distinct, observed)]
     return KeyColumn(name, ORDINAL, codes, levels)
+
+
+def check_not_identifier(name: Any, counts: npt.NDArray[Any], n: int) -> None:
+    """Refuses a nominal key column that is an identifier: one where more than half of the
+    ``n`` records hold a level no other record holds (``counts``: each level's number of
+    records). Its group's mode would be one member's own value (ties go to the level that
+    sorts first), so the release would publish real identifiers (docs/workflow.md#mixed-keys-categories-with-the-numbers)."""
+    unique = int(np.count_nonzero(np.asarray(counts) == 1))
+    if 2 * unique > n:
+        raise ValueError(
+            f"column {name!r} looks like an identifier: {unique} of {n} records hold a level no other "
+            "record holds, and a group's most frequent level would release a member's own value; "
+            "remove it from the key (identifiers are dropped or replaced, not microaggregated)"
+        )
+
+
+def check_no_identifiers(key: Sequence[KeyColumn]) -> None:
+    """:func:`check_not_identifier` for every nominal column of a key."""
+    for c in key:
+        if c.kind == NOMINAL:
+            codes = c.values[c.values >= 0]
+            check_not_identifier(c.name, np.bincount(codes, minlength=len(c.levels)), c.values.shape[0])
 
 
 def not_categorical(name: Any, dtype: Any) -> TypeError:

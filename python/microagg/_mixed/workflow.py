@@ -25,7 +25,7 @@ from .._tcloseness import TCloseResult, fill_until_t_close
 from .._workflow import factorize_strata
 from .embedding import embed
 from .release import medoid_rows, weighted_median, weighted_mode
-from .types import NUMERIC, ORDINAL, KeyColumn, array_key, frame_key
+from .types import NUMERIC, ORDINAL, KeyColumn, array_key, check_no_identifiers, frame_key
 
 __all__ = ["CATEGORICAL_RELEASES", "anonymize_frame", "group_key", "release"]
 
@@ -65,6 +65,7 @@ def release(
     (on the embedding: its ``labels`` and ``group_sizes`` are the release's groups).
     """
     key = array_key(key_values, kinds, levels)
+    check_no_identifiers(key)
     numeric, rows, res = group_key(key, k, method, **grouping)
     out: dict[Any, npt.NDArray[Any]] = {}
     for c in key:
@@ -92,6 +93,7 @@ def anonymize_frame(
     import narwhals.stable.v2 as nw
 
     key = frame_key(frame, columns, categorical, ordinal)
+    check_no_identifiers(key)
     numeric, rows, res = group_key(
         key, k, method, by=by, weights=weights, attribute_weights=attribute_weights,
         categorical_release=categorical_release, group=group, **options,

@@ -6,7 +6,7 @@
 use super::dots_avx2::dots_avx2;
 #[cfg(target_arch = "x86_64")]
 use super::dots_avx512::dots_vnni;
-use super::{BLOCK_RECORDS, PAIR_BYTES};
+use super::layout::{BLOCK_RECORDS, PAIR_BYTES};
 
 /// Index of the code of attribute `j` of the record at position `p`.
 #[inline(always)]
@@ -93,39 +93,3 @@ pub(super) fn dots_portable(codes: &[i8], pair_weights: &[i32], out: &mut [i32])
         dots.copy_from_slice(&acc);
     }
 }
-
-/// Splits whole blocks of codes (`pairs` attribute pairs a block), and their 8 dot
-/// products a block in each of the `R` outputs, into groups of [`GROUP_BLOCKS`], given to
-/// `group`, and the blocks after the last whole group, given one by one to `single`: the
-/// loop shared by the SIMD kernels, inlined into each.
-#[inline(always)]
-pub(super) fn by_groups<const R: usize>(
-    codes: &[i8],
-    pairs: usize,
-    mut outs: [&mut [i32]; R],
-    group: impl Fn(&[i8], [&mut [i32]; R]),
-    single: impl Fn(&[i8], [&mut [i32]; R]),
-) {
-    let bytes = pairs * PAIR_BYTES;
-    let blocks = codes.len() / bytes.max(1);
-    assert!(bytes > 0 && codes.len() == blocks * bytes);
-    assert!(outs.iter().all(|out| out.len() == blocks * BLOCK_RECORDS));
-    fn at<'o, const R: usize>(
-        outs: &'o mut [&mut [i32]; R],
-        from: usize,
-        count: usize,
-    ) -> [&'o mut [i32]; R] {
-        outs.each_mut().map(|out| &mut out[from * BLOCK_RECORDS..(from + count) * BLOCK_RECORDS])
-    }
-    let whole = blocks / GROUP_BLOCKS * GROUP_BLOCKS;
-    for first in (0..whole).step_by(GROUP_BLOCKS) {
-        let codes = &codes[first * bytes..(first + GROUP_BLOCKS) * bytes];
-        group(codes, at(&mut outs, first, GROUP_BLOCKS));
-    }
-    for b in whole..blocks {
-        single(&codes[b * bytes..(b + 1) * bytes], at(&mut outs, b, 1));
-    }
-}
-
-/// Code blocks summed side by side by the SIMD kernels: the 64 records of a scan block.
-pub(super) const GROUP_BLOCKS: usize = 8;

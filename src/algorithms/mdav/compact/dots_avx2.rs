@@ -1,8 +1,7 @@
 //! The compact copy's dot products with AVX2 (`vpmaddwd`): [`super::dots`]'s portable
 //! kernel, 16 codes at a time.
 
-use super::dots::{GROUP_BLOCKS, by_groups};
-use super::{BLOCK_RECORDS, PAIR_BYTES};
+use super::layout::{BLOCK_RECORDS, GROUP_BLOCKS, PAIR_BYTES, by_groups};
 
 /// [`dots_portable`](super::dots::dots_portable) with AVX2: per pair, 16 codes widened to i16 and
 /// one `vpmaddwd`.

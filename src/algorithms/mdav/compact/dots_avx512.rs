@@ -1,8 +1,7 @@
 //! The compact copy's dot products with AVX-512 VNNI (`vpdpwssd`, every reference of a pass
 //! from one read of the codes), and the f32 scores from them 16 at a time.
 
-use super::dots::{GROUP_BLOCKS, by_groups};
-use super::{BLOCK_RECORDS, PAIR_BYTES};
+use super::layout::{BLOCK_RECORDS, GROUP_BLOCKS, PAIR_BYTES, by_groups};
 
 /// [`dots_avx2`](super::dots_avx2::dots_avx2) with AVX-512 VNNI: two attribute pairs of a block at
 /// once (32 codes widened to i16 in one register, whose low half is one pair and high half the

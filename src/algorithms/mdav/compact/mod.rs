@@ -37,11 +37,13 @@ mod dots;
 mod dots_avx2;
 #[cfg(target_arch = "x86_64")]
 mod dots_avx512;
+mod layout;
 
 pub use band::{Recheck, RecheckBuffers};
 use dots::{DotKernel, code_index};
 #[cfg(target_arch = "x86_64")]
 use dots_avx512::scores_avx512;
+use layout::{BLOCK_RECORDS, PAIR_BYTES};
 
 /// Smallest number of records where `IndexChoice::Auto` scans the compact copy: below it
 /// the remaining records fit the caches anyway (see `bench-results/mdav_scale.md`).
@@ -60,12 +62,6 @@ pub fn uses_compact(choice: IndexChoice, n: usize, indexed: bool) -> bool {
 
 /// Largest quantized magnitude.
 const QMAX: f64 = 127.0;
-
-/// Records per block of the codes (one AVX2 register of i32 dot products).
-const BLOCK_RECORDS: usize = 8;
-
-/// Bytes of one attribute pair of one block: 8 records × 2 codes.
-const PAIR_BYTES: usize = 2 * BLOCK_RECORDS;
 
 /// The int8 copy of a working set (by position, swapped along with it; blocks of 8 records
 /// stored attribute pair by attribute pair, see the module doc) and an exact row-major copy
