@@ -144,3 +144,85 @@ def test_l_diversity_hand_checked():
     assert ma.risk.l_diversity(frame.iloc[:3], ["s", "t"], columns=["k"]) == {"s": 2, "t": 3}
     # strata split the class of k = 1 into {a, b} and {a}
     assert ma.risk.l_diversity(frame.iloc[:3], "s", columns=["k"], by="g") == {"s": 1}
+
+
+MIXED = ["AGE", "INCOME", "REGION", "SEX", "MARSTAT"]
+NOMINAL = ["REGION", "SEX", "MARSTAT"]
+
+
+@pytest.fixture(scope="module")
+def mixed_release(free1) -> tuple["pd.DataFrame", "pd.DataFrame"]:
+    """free1's mixed key (two numbers, three categories) with its weights and EDUC1, and a
+    microagg k = 3 release of it."""
+    original = free1[[*MIXED, "WEIGHT", "EDUC1"]]
+    return original, ma.anonymize(original, k=3, columns=MIXED, categorical=NOMINAL, weights="WEIGHT")
+
+
+def test_assess_before_after_equal_individual_risk(mixed_release):
+    original, release = mixed_release
+    a = ma.assess(original, release, columns=MIXED, categorical=NOMINAL, weights="WEIGHT", sensitive=["EDUC1"],
+                  k=3, risk_threshold=0.01)
+    d = a.to_dict()["population_risk"]
+    before = ma.risk.individual_risk(original, columns=MIXED, categorical=NOMINAL, weights="WEIGHT")
+    after = ma.risk.individual_risk(release, columns=MIXED, categorical=NOMINAL, weights="WEIGHT")
+    assert d["weighted"] and not d["weights_ignored"]
+    assert d["global_risk_original"] == pytest.approx(before.global_risk, rel=1e-12)
+    assert d["expected_reidentifications_released"] == pytest.approx(after.expected_reidentifications, rel=1e-12)
+    assert d["records_above_original"] == before.above(0.01) and d["records_above_released"] == after.above(0.01)
+    # a continuous income makes every original record unique; the release lowers the risk tenfold
+    assert (before.fk == 1).all() and after.fk.min() >= 3
+    assert d["expected_reidentifications_released"] < d["expected_reidentifications_original"] / 10
+    assert sum(d["histogram"]["original"]) == sum(d["histogram"]["released"]) == len(original)
+    l_rel = ma.risk.l_diversity(release, "EDUC1", columns=MIXED, categorical=NOMINAL)
+    assert d["l_diversity_released"] == l_rel and d["l_diversity_original"] == {"EDUC1": 1}
+
+
+def test_assess_ignores_weights_that_are_not_sampling_weights():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(60, 2))
+    xm = np.repeat(x.reshape(20, 3, 2).mean(axis=1), 3, axis=0)
+    a = ma.assess(x, xm, weights=rng.uniform(0.5, 2.0, 60))
+    d = a.to_dict()["population_risk"]
+    assert d["weights_ignored"] and not d["weighted"]
+    assert d["global_risk_released"] == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="risk_threshold"):
+        ma.assess(x, xm, risk_threshold=1.5)
+    with pytest.raises(TypeError, match="risk_threshold"):
+        ma.assess(x, xm, risk_threshold="high")
+
+
+def test_report_shows_the_before_after_figures_of_to_dict(mixed_release):
+    from report_checks import check_cell, parse, resolve
+
+    original, release = mixed_release
+    a = ma.assess(original, release, columns=MIXED, categorical=NOMINAL, weights="WEIGHT", sensitive=["EDUC1"], k=3)
+    d = a.to_dict()
+    cells = [c for c in parse(a.to_html()).cells if c[0].startswith("population_risk.")]
+    keys = {c[0] for c in cells}
+    for name in ("global_risk", "expected_reidentifications", "max_risk", "records_above"):
+        assert {f"population_risk.{name}_original", f"population_risk.{name}_released"} <= keys
+    assert "population_risk.l_diversity_released.EDUC1" in keys
+    for key, value, shown in cells:
+        check_cell(key, value, shown, resolve(key, d))
+
+
+def test_cli_assess_prints_population_risk_with_weights(tmp_path, mixed_release):
+    import subprocess
+    import sys
+
+    original, release = mixed_release
+    original.to_csv(tmp_path / "in.csv", index=False)
+    release.to_csv(tmp_path / "out.csv", index=False)
+    args = ["assess", "in.csv", "out.csv", "--columns", ",".join(MIXED), "--categorical", ",".join(NOMINAL)]
+    r = subprocess.run([sys.executable, "-m", "microagg", *args, "--weights", "WEIGHT", "--risk-threshold", "0.01"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    d = ma.assess(original, release, columns=MIXED, categorical=NOMINAL, weights="WEIGHT",
+                  risk_threshold=0.01).to_dict()["population_risk"]
+    assert "population risk, weighted (Benedetti-Franconi)" in r.stdout
+    assert (f"expected re-identifications {d['expected_reidentifications_original']:.2f} -> "
+            f"{d['expected_reidentifications_released']:.2f}") in r.stdout
+    assert f"records with risk above 0.01: {d['records_above_original']} -> {d['records_above_released']}" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "microagg", *args], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=300)
+    assert "population risk, unweighted (1 / class size)" in r.stdout

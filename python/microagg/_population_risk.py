@@ -118,14 +118,18 @@ def individual_risk(
     """
     r = as_release(data, columns=columns, by=by, weights=weights if _is_name(weights) else None,
                    categorical=categorical, ordinal=ordinal, name="data")
-    n = r.key.shape[0]
-    w = _weights(r, data, weights, n)
-    c = classes(r.key, r.strata)
+    return risk_of_key(r.key, r.strata, _weights(r, weights, r.key.shape[0]))
+
+
+def risk_of_key(key: F64, strata: Optional[I64], weights: Optional[F64]) -> IndividualRisk:
+    """:func:`individual_risk` of a key matrix (NaN = missing) within ``strata`` codes, with
+    checked ``weights`` (each at least 1) or none."""
+    c = classes(key, strata)
     counts = c.counts.astype(np.float64)
-    weight_sums = counts if w is None else np.bincount(c.inverse, weights=w, minlength=len(counts)).astype(np.float64)
-    sums = c.spread(np.column_stack([counts, weight_sums]))[c.inverse]
+    weight_sums = counts if weights is None else np.bincount(c.inverse, weights=weights, minlength=len(counts))
+    sums = c.spread(np.column_stack([counts, weight_sums.astype(np.float64)]))[c.inverse]
     fk = np.rint(sums[:, 0]).astype(np.int64)
-    if w is None:
+    if weights is None:
         return IndividualRisk(1.0 / fk, fk, fk.astype(np.float64), False)
     Fk = sums[:, 1]
     return IndividualRisk(benedetti_franconi(fk, Fk), fk, Fk, True)
@@ -151,7 +155,7 @@ def _is_name(weights: Any) -> bool:
     return isinstance(weights, str)
 
 
-def _weights(r: Release, data: Any, weights: Any, n: int) -> Optional[F64]:
+def _weights(r: Release, weights: Any, n: int) -> Optional[F64]:
     """The sampling weights (a frame's column or an array), each finite and at least 1."""
     if weights is None:
         return None
@@ -161,9 +165,15 @@ def _weights(r: Release, data: Any, weights: Any, n: int) -> Optional[F64]:
         weights = column(r.frame.to_native(), weights, name="data")
     w = as_weights(weights, n)
     assert w is not None
-    if not np.isfinite(w).all() or (w < 1.0).any():
+    if not are_sampling_weights(w):
         raise ValueError(
             "weights must be finite sampling weights of at least 1 (inverse inclusion "
             "probabilities); a weight below 1 makes F_k smaller than f_k"
         )
     return w
+
+
+def are_sampling_weights(w: F64) -> bool:
+    """Whether ``w`` can be sampling weights (inverse inclusion probabilities): finite, each
+    at least 1, so that F_k is at least f_k."""
+    return bool(np.isfinite(w).all() and (w >= 1.0).all())

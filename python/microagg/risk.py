@@ -37,6 +37,7 @@ from ._assess_input import F64, as_pair, as_release, population_scale, sample_sd
 from ._kanonymity import class_sizes as class_sizes_of
 from ._ldiversity import l_diversity
 from ._population_risk import IndividualRisk, individual_risk
+from ._risk_change import RiskChange
 from ._tcloseness import t_closeness
 from ._validation import check_int, check_n_jobs, check_str
 
@@ -44,6 +45,7 @@ __all__ = [
     "GLOBAL_MAX_RECORDS",
     "IndividualRisk",
     "RecordLinkageResult",
+    "RiskChange",
     "class_sizes",
     "individual_risk",
     "interval_disclosure",
