@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -226,3 +227,24 @@ def test_cli_assess_prints_population_risk_with_weights(tmp_path, mixed_release)
     r = subprocess.run([sys.executable, "-m", "microagg", *args], cwd=tmp_path, capture_output=True, text=True,
                        timeout=300)
     assert "population risk, unweighted (1 / class size)" in r.stdout
+
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.mark.parametrize("file", ["original", "release"])
+@pytest.mark.parametrize("weights", ["WEIGHT", ""])
+def test_microagg_release_of_mixed_key_scored_by_sdcmicro_to_1e9(free1, file, weights):
+    """tests/data/sdcmicro_measure_risk_release.csv: sdcMicro 5.8.1's freqCalc and indivRisk (the
+    code measure_risk runs, by tests/data/sdcmicro_measure_risk_release.R) on free1's key AGE,
+    INCOME, REGION, SEX, MARSTAT and a microagg k = 3 release of it."""
+    with open(DATA / "sdcmicro_measure_risk_release.csv", newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["file"] == file and r["weights"] == weights)
+    # every key cell as text, as the R script reads it (a class: the same strings)
+    path = DATA / "free1_mixed_k3_release.csv" if file == "release" else _shared("datasets/free1.csv")
+    data = pd.read_csv(path, dtype={c: str for c in MIXED})
+    r = ma.risk.individual_risk(data, columns=MIXED, categorical=MIXED, weights=weights or None)
+    _check_case(r, row)
+    assert float(np.sum(r.risk**2)) == pytest.approx(float(row["sum_squared_risk"]), rel=1e-9)
+    assert int(np.count_nonzero(r.fk == 1)) == int(row["records_fk1"])
+    assert float(r.Fk.sum()) == pytest.approx(float(row["sum_Fk"]), rel=1e-12)
