@@ -8,6 +8,7 @@
 
 pub mod distinct;
 pub mod linkage;
+pub mod row_ids;
 mod scan;
 mod score_bound;
 pub mod scores;
@@ -17,3 +18,4 @@ mod scores_avx2;
 mod scores_avx512;
 
 pub use linkage::{NearestLinks, link_nearest};
+pub use row_ids::RowIds;
