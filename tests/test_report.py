@@ -41,7 +41,7 @@ def test_sections_in_order_and_every_number_is_the_assessments(census: np.ndarra
         assert key in keys, key
     for j in range(d["n_attributes"]):
         assert f"variance_ratio.{j}" in keys and f"mean_original.{j}" in keys
-    assert len(re.findall(r"<svg ", html)) == 1 + d["n_attributes"] + 2  # class sizes, histograms, R-U map
+    assert len(re.findall(r"<svg ", html)) == 2 + d["n_attributes"] + 2  # class sizes, risk, histograms, R-U map
 
 
 def test_without_candidates_there_is_no_ru_map(census: np.ndarray) -> None:

@@ -83,7 +83,7 @@ def test_report_renders_offline_with_every_section_figure_and_number(chromium: A
     for ident in SECTIONS:
         assert chromium.find_element(By.ID, ident).is_displayed()
     figures = chromium.find_elements(By.CSS_SELECTOR, "svg")
-    assert len(figures) == 1 + d["n_attributes"] + 2
+    assert len(figures) == 2 + d["n_attributes"] + 2  # class sizes, individual risk, histograms, R-U map
     for svg in figures:
         assert svg.size["width"] > 100 and svg.size["height"] > 100, svg.get_attribute("aria-label")
         assert svg.find_elements(By.CSS_SELECTOR, "rect, circle"), "a figure with nothing drawn"
@@ -91,6 +91,8 @@ def test_report_renders_offline_with_every_section_figure_and_number(chromium: A
     assert len(cells) > 5 * d["n_attributes"]
     assert {c.get_attribute("data-key") for c in cells} >= {f"categorical.band.{m}.{i}" for i in range(3)
                                                             for m in ("original_frequencies", "released_frequencies")}
+    assert {c.get_attribute("data-key") for c in cells} >= {f"population_risk.{m}_{when}" for when in ("original", "released")
+                                                            for m in ("global_risk", "expected_reidentifications")}
     for cell in cells:
         key = cell.get_attribute("data-key")
         check_cell(key, cell.get_attribute("data-value"), cell.text, resolve(key, d, candidates))

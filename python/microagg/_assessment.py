@@ -13,6 +13,7 @@ from ._assess_input import F64, as_pair, as_release, as_weights, check_aligned, 
 from ._columns import MeasureRoles
 from ._frames import as_frame, column, numeric_matrix
 from ._mixed.types import missing_cells, nominal_column
+from ._risk_change import DEFAULT_RISK_THRESHOLD, RiskChange, risk_change
 from ._tcloseness import _check_t
 from ._validation import check_bool, check_int, check_n_jobs
 from ._workflow import StratumMerge
@@ -78,6 +79,10 @@ class Assessment:
         Columns outside the key, strata, weights and sensitive attributes that hold a
         distinct value per record in the release: possible direct identifiers copied as
         read (the release report flags them).
+    population_risk : microagg.risk.RiskChange or None
+        The population re-identification risk (sdcMicro's ``measure_risk``) of the original
+        and of the release on the whole key, records above ``risk_threshold``, and the
+        l-diversity of the sensitive attributes (docs/assessment.md#population-risk).
     """
 
     n_records: int
@@ -104,6 +109,7 @@ class Assessment:
     max_emd: Optional[dict[str, float]] = None
     t_requested: Optional[float] = None
     identifiers: tuple[str, ...] = ()
+    population_risk: Optional[RiskChange] = None
 
     @property
     def key_attributes(self) -> tuple[str, ...]:
@@ -205,6 +211,7 @@ class Assessment:
             "t_requested": self.t_requested,
             "meets_t": self.meets_t,
             "identifiers": list(self.identifiers),
+            "population_risk": None if self.population_risk is None else self.population_risk.to_dict(),
         }
 
     def to_html(
@@ -278,6 +285,7 @@ def assess(
     ordinal: Any = None,
     sensitive: Any = None,
     t: Optional[float] = None,
+    risk_threshold: float = DEFAULT_RISK_THRESHOLD,
 ) -> Assessment:
     """Every risk and utility measure of the release ``Xm`` of ``X``: sdcMicro's ``dRisk``
     and ``dUtility`` measures, record linkage, the class sizes of k-anonymity and the
@@ -331,6 +339,10 @@ def assess(
     t : float, optional
         The t the release is meant to meet (0 < t <= 1; needs ``sensitive``): the assessment
         then says whether every sensitive attribute's largest class EMD is within it.
+    risk_threshold : float, default 0.1
+        Individual population risk above which a record counts as at risk, in the original
+        and in the release (``population_risk``; weights that are sampling weights, each at
+        least 1, give sdcMicro's weighted risk, else the sample view 1 / f_k).
     """
     if t is not None:
         t = _check_t(t)
@@ -391,6 +403,9 @@ def assess(
         max_emd=None if sensitive is None else risk.t_closeness(key, sensitive, by=strata),
         t_requested=t,
         identifiers=identifiers,
+        population_risk=risk_change(
+            x if categorical is None else np.column_stack([x, *(_codes(o, name) for name, (o, _) in categorical.items())]),
+            key, strata, w, risk_threshold, sensitive),
     )
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "IncrementalState",
     "CRITICAL_HEAD_START",
     "link_nearest_arrays",
+    "distinct_rows",
     "AGGREGATIONS",
     "MISSING_MODES",
     "SMALL_STRATA",
@@ -119,6 +120,13 @@ class IncrementalState:
 def link_nearest_arrays(
     x: npt.NDArray[np.float64], xm: npt.NDArray[np.float64], *, n_jobs: int
 ) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]: ...
+
+def distinct_rows(
+    a: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(first record of each distinct row, row of each record, records of each row), rows
+    numbered by first record; -0.0 = 0.0, NaN = NaN."""
+    ...
 
 def t_close_array(
     x: npt.NDArray[np.float64],

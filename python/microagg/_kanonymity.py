@@ -9,13 +9,12 @@ the class size of record i is the number of records compatible with i (i include
 
 Counting: the release's distinct rows (with multiplicities) are grouped by missingness
 pattern. Two rows of patterns A and B are compatible exactly when their projections onto
-the attributes observed in both are equal, so for every pair of patterns one sort of the
-projected rows of A and B (by a hash of their bits, checked) gives each row its projection's
-id; summing a per-record quantity by id counts, for each row of A, the records of B it
+the attributes observed in both are equal, so for every pair of patterns one hashing pass
+over the projected rows of A and B (in the Rust core) gives each row its projection's id; summing a per-record quantity by id counts, for each row of A, the records of B it
 matches (and the reverse), and the same sums give the class's histogram of a confidential
 attribute (t-closeness, docs/workflow.md: one class rule for k and t). With m distinct rows and P patterns the pairs
-sort (P - 1) · m rows in all: O(P · m · (d + log m)) time on top of one O(n · (d + log n))
-pass over the n records, and O(n · d) memory; a complete release (P = 1) costs that one
+hash (P - 1) · m rows in all: O(P · m · d) expected time on top of one O(n · d) pass over
+the n records, and O(n · d) memory; a complete release (P = 1) costs that one
 pass. A release has few patterns (a handful of attributes with gaps); m is about n / k for
 a complete microaggregated file, more when a group's records miss different cells.
 """
@@ -27,6 +26,8 @@ from typing import Optional
 
 import numpy as np
 import numpy.typing as npt
+
+from . import _core
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -76,12 +77,9 @@ def classes(xm: F64, strata: Optional[I64] = None) -> Classes:
     """The classes of the release ``xm`` (n, d; NaN = missing, matching any value), within
     ``strata`` (n integer codes) when given. -0.0 equals 0.0. Infinity is not expected
     (callers reject it)."""
-    key = np.where(np.isnan(xm), np.nan, xm + 0.0)  # one NaN and one zero bit pattern
-    if strata is not None:
-        key = np.column_stack([strata.astype(np.float64), key])
+    key = xm if strata is None else np.column_stack([strata.astype(np.float64), xm])
     rows, inverse, counts = _distinct_rows(key)
-    pattern_rows, pattern_of = _distinct_rows(np.isnan(rows).astype(np.float64))[:2]
-    patterns = pattern_rows > 0  # True where the pattern's attribute is missing
+    patterns, pattern_of = _missingness_patterns(rows)
     members = [np.flatnonzero(pattern_of == p) for p in range(len(patterns))]
     pairs: list[Pair] = []
     for a in range(len(patterns)):
@@ -107,26 +105,20 @@ def class_sizes(xm: F64, strata: Optional[I64] = None) -> I64:
     return sizes[c.inverse]
 
 
+def _missingness_patterns(rows: F64) -> tuple[npt.NDArray[np.bool_], I64]:
+    """The distinct missingness patterns of ``rows`` (True where the attribute is missing)
+    and the pattern of each row. Each row's pattern is hashed as one exact integer code per
+    52 attributes (a sum of distinct powers of two), not as d cells."""
+    missing = np.isnan(rows)
+    d = rows.shape[1]
+    codes = np.add.reduceat(missing * 2.0 ** (np.arange(d) % 52), np.arange(0, d, 52), axis=1)
+    first, pattern_of, _ = _core.distinct_rows(np.ascontiguousarray(codes))
+    return missing[first], pattern_of
+
+
 def _distinct_rows(a: F64) -> tuple[F64, I64, I64]:
-    """The distinct rows of the float64 array ``a`` (compared bit for bit), the index of each
-    row of ``a`` among them, and how many rows of ``a`` each one has.
-
-    Rows are sorted by a 64-bit hash of their bits (a few times faster than sorting whole
-    rows); equal hashes of unequal rows, checked for, fall back to sorting the rows."""
-    bits = np.ascontiguousarray(a).view(np.uint64)
-    h = np.zeros(bits.shape[0], dtype=np.uint64)
-    for j in range(bits.shape[1]):
-        h ^= bits[:, j]
-        h *= _MULTIPLIER
-        h ^= h >> np.uint64(29)
-    _, first, inverse, counts = np.unique(h, return_index=True, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
-    if not np.array_equal(bits, bits[first[inverse]]):
-        packed = bits.view(np.dtype((np.void, 8 * bits.shape[1]))).reshape(-1)
-        _, first, inverse, counts = np.unique(packed, return_index=True, return_inverse=True, return_counts=True)
-        inverse = inverse.reshape(-1)
-    return a[first], inverse.astype(np.int64), counts.astype(np.int64)
-
-
-_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
-"""An odd 64-bit constant (2^64 / golden ratio) for multiplicative hashing."""
+    """The distinct rows of the float64 array ``a`` (numerically equal, -0.0 = 0.0, NaN =
+    NaN), the index of each row of ``a`` among them, and how many rows of ``a`` each one has:
+    one hashing pass in the Rust core (``RowIds``, src/assess/row_ids.rs)."""
+    first, inverse, counts = _core.distinct_rows(np.ascontiguousarray(a, dtype=np.float64))
+    return a[first], inverse, counts

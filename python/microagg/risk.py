@@ -10,6 +10,10 @@ original values finds a record in the released data.
   records that agree with it on every attribute observed in both, within strata: a missing
   value matches any value).
 - :func:`min_group_size`: the smallest class (the k of k-anonymity the release achieves).
+- :func:`individual_risk`: sdcMicro's ``measure_risk``, each record's re-identification risk in
+  the population from its class's sample frequency and the weights (Benedetti–Franconi), the
+  global risk and the expected re-identifications.
+- :func:`l_diversity`: the fewest distinct values of each sensitive attribute in a class.
 - :func:`t_closeness`: the largest EMD of a class's confidential values from the file's (the t
   of t-closeness the release achieves).
 
@@ -31,14 +35,21 @@ import numpy.typing as npt
 from . import _core
 from ._assess_input import F64, as_pair, as_release, population_scale, sample_sd
 from ._kanonymity import class_sizes as class_sizes_of
+from ._ldiversity import l_diversity
+from ._population_risk import IndividualRisk, individual_risk
+from ._risk_change import RiskChange
 from ._tcloseness import t_closeness
 from ._validation import check_int, check_n_jobs, check_str
 
 __all__ = [
     "GLOBAL_MAX_RECORDS",
+    "IndividualRisk",
     "RecordLinkageResult",
+    "RiskChange",
     "class_sizes",
+    "individual_risk",
     "interval_disclosure",
+    "l_diversity",
     "min_group_size",
     "record_linkage",
     "t_closeness",

@@ -10,6 +10,7 @@ pub mod distinct;
 pub mod linkage;
 mod links;
 mod panel;
+pub mod row_ids;
 mod scan;
 mod score_bound;
 pub mod scores;
@@ -20,3 +21,4 @@ mod scores_avx512;
 
 pub use linkage::link_nearest;
 pub use links::NearestLinks;
+pub use row_ids::RowIds;

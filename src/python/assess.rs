@@ -1,7 +1,8 @@
-//! Bindings of the assessment measures (docs/assessment.md#risk): nearest-record linkage.
+//! Bindings of the assessment measures (docs/assessment.md#risk): nearest-record linkage and
+//! the distinct rows the class counting groups records by.
 
 use super::run_detached;
-use crate::{Parallelism, link_nearest};
+use crate::{Parallelism, RowIds, link_nearest};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
@@ -24,7 +25,21 @@ fn link_nearest_arrays<'py>(
     Ok((links.tie_counts.into_pyarray(py), links.own_among.into_pyarray(py)))
 }
 
+/// `(first, inverse, counts)` arrays.
+type Rows<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>);
+
+/// The distinct rows of `a` (n, d), numbered by first record ([`RowIds`]): each row's first
+/// record, each record's row and each row's count, as int64 arrays.
+#[pyfunction]
+fn distinct_rows<'py>(py: Python<'py>, a: PyReadonlyArray2<'py, f64>) -> PyResult<Rows<'py>> {
+    let x = a.as_array();
+    let ids = run_detached(py, || Ok(RowIds::new(x)))?;
+    let ints = |v: Vec<usize>| v.into_iter().map(|i| i as i64).collect::<Vec<_>>().into_pyarray(py);
+    Ok((ints(ids.first), ints(ids.of_record), ints(ids.counts)))
+}
+
 /// Adds the assessment functions to the extension module.
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(link_nearest_arrays, m)?)
+    m.add_function(wrap_pyfunction!(link_nearest_arrays, m)?)?;
+    m.add_function(wrap_pyfunction!(distinct_rows, m)?)
 }

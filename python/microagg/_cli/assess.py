@@ -28,6 +28,7 @@ from .._workflow import relabel_strata
 from .columns import categorical_key, choose_columns, workflow_columns
 from .common import CliError, add_input_arguments, add_workflow_arguments, in_cli_terms, run_with_progress, split, workflow_keywords
 from .output import check_output, write_file
+from .population_risk import add_risk_threshold, population_risk_lines
 from .roles import sensitive_columns
 from .tables import CsvTable, Table, read_table, write_table
 
@@ -67,6 +68,7 @@ def add_parser(sub: Any) -> None:
     a.add_argument("-p", type=float, default=0.05, help="interval disclosure width in sds (default 0.05)")
     a.add_argument("--plot", metavar="PNG", help="candidates: write the R-U map there")
     a.add_argument("-o", "--output", metavar="TABLE", help="write the table there (.csv, or .parquet)")
+    add_risk_threshold(a)
     add_workflow_arguments(a)
     add_input_arguments(a)
     a.set_defaults(func=run)
@@ -164,7 +166,7 @@ def _score_release(args: argparse.Namespace, original: Table) -> int:
     r = release_inputs(args, original)
     with in_cli_terms(original):
         a = assess(r.X, r.Xm, by=r.strata, weights=r.weights, p=args.p, n_jobs=args.jobs,
-                   categorical=r.categorical or None).to_dict()
+                   categorical=r.categorical or None, risk_threshold=args.risk_threshold).to_dict()
     k = args.k[0] if args.k else None
     row = {"original": args.input, "released": args.released, "n_records": a["n_records"],
            "n_attributes": a["n_attributes"], **{m: a[m] for m in MEASURES},
@@ -172,6 +174,7 @@ def _score_release(args: argparse.Namespace, original: Table) -> int:
     _print_table([row], args.p, ("information_loss",))
     for name, c in a["categorical"].items():
         print(f"  {name}: {100 * c['cells_changed']:.2f}% of its cells changed, total variation {c['total_variation']:.4f}")
+    print("\n".join(population_risk_lines(a)))
     if k is not None:
         verdict = "meets" if row["meets_k"] else "MISSES"
         print(f"k requested {k}, achieved {a['min_group_size']} over the key{' within strata' if args.by else ''}: {verdict} it")

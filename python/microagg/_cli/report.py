@@ -15,6 +15,7 @@ from .._mixed.flags import parse_ordinal
 from ..report import file_provenance, render_report
 from .assess import release_inputs
 from .common import CliError, add_input_arguments, in_cli_terms, split
+from .population_risk import DEFAULT_RISK_THRESHOLD, add_risk_threshold
 from .output import check_output, write_file
 from .roles import flag
 from .tables import Table, read_table
@@ -47,6 +48,7 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--missing", choices=_core.MISSING_MODES, default="error",
                    help="missing cells in the original's key: refused (default), or allowed (fill, keep)")
     r.add_argument("-p", type=float, default=0.05, help="interval disclosure width in sds (default 0.05)")
+    add_risk_threshold(r)
     r.add_argument("--jobs", type=int, default=1, help="threads: 1 (default), -1 = all cores")
     add_input_arguments(r)
     r.set_defaults(func=run)
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs, merges=(), files=(args.input, args.released), parameters=parameters,
         overwrite=args.overwrite,
         categorical={name: (r.kinds[name], pair) for name, pair in r.categorical.items()},
-        sensitive=r.sensitive, t=args.t,
+        sensitive=r.sensitive, t=args.t, risk_threshold=args.risk_threshold,
         identifiers=copied_identifiers(r.released, roles, original.names),
     )
     return 0 if a.meets_k is not False and a.meets_t is not False else 1
@@ -105,6 +107,7 @@ def write_release_report(
     t: Optional[float] = None,
     identifiers: tuple[str, ...] = (),
     run: Optional[dict[str, Any]] = None,
+    risk_threshold: float = DEFAULT_RISK_THRESHOLD,
 ) -> Assessment:
     """Assesses the release ``Xm`` of ``X`` (the numeric key ``names``; ``categorical`` maps
     each categorical key column to its kind and (original, released) values; ``sensitive``
@@ -120,7 +123,7 @@ def write_release_report(
         a = assess(X, Xm, by=strata, weights=weights, p=p, n_jobs=jobs, columns=names, k=k,
                    global_linkage=X.shape[0] <= GLOBAL_LINKAGE_MAX, merges=merges,
                    categorical={name: pair for name, (_, pair) in categorical.items()} or None,
-                   sensitive=sensitive or None, t=t if sensitive else None)
+                   sensitive=sensitive or None, t=t if sensitive else None, risk_threshold=risk_threshold)
     a = dataclasses.replace(a, identifiers=tuple(identifiers))
     provenance = {
         "original": file_provenance(files[0]),

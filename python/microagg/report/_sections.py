@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from ._html import esc, p, section, table, td, th
+from ._population_risk import population_risk
 from ._small_cells import merge_sparse_bins, rare_levels, sparse, threshold
 from ._svg import bar_chart, label, scatter_chart
 
@@ -156,6 +157,7 @@ def privacy(d: dict[str, Any]) -> str:
          td(d["record_linkage_global_rate"], "record_linkage_global_rate", "pct")],
     ]
     body += table(("measure", "value"), risk_rows)
+    body += population_risk(d)
     if d.get("max_emd") is not None:
         body += t_closeness(d)
     body += "<h3>Strata</h3>"
