@@ -22,6 +22,7 @@ import numpy.typing as npt
 from .._api import MicroaggregationResult, microaggregate
 from .._workflow import factorize_strata
 from .embedding import embed
+from .native import group_natively, takes_natively
 from .release import medoid_rows, weighted_median, weighted_mode
 from .types import NUMERIC, ORDINAL, KeyColumn, array_key, frame_key
 
@@ -128,26 +129,39 @@ def group_key(
         raise ValueError(f"categorical_release must be 'mode' or 'medoid', got {categorical_release!r}")
     aw = check_attribute_weights(attribute_weights, [c.name for c in key])
     _check_missing(key, missing)
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    if takes_natively(key, method, group, categorical_release, options):
+        numeric, res = group_natively(key, k, method, aw, by=by, weights=weights, missing=missing, **options)
+        return numeric, _categorical_rows(key, res, by, w, None, missing), res
     emb = embed(key, aw)
     res = group(emb.matrix, k, method, standardize=emb.scale, by=by, weights=weights, missing=missing, **options)
-    n = emb.matrix.shape[0]
-    w = None if weights is None else np.asarray(weights, dtype=np.float64)
     released = res.aggregated
     numeric = {c.name: released[:, b.start] for c, b in zip(key, emb.blocks) if c.kind == NUMERIC}
     categorical = [c for c in key if c.kind != NUMERIC]
-    groupings = _fallback_groupings(res.labels, res.n_groups, None if by is None else factorize_strata(by, n)[0])
     medoid = None
     if categorical_release == "medoid" and categorical:
         complete = ~np.any([c.missing for c in categorical], axis=0)
         medoid = medoid_rows(emb.standardized(), res.labels, res.n_groups, w, complete)
+    return numeric, _categorical_rows(key, res, by, w, medoid, missing), res
+
+
+def _categorical_rows(
+    key: list[KeyColumn], res: MicroaggregationResult, by: Any, w: Any, medoid: Optional[I64], missing: str
+) -> dict[Any, I64]:
+    """For each categorical column of ``key``, the row whose value each record releases (its
+    group's mode or ``medoid``, falling back to its stratum's and the file's)."""
+    n = res.labels.shape[0]
+    groupings = _fallback_groupings(res.labels, res.n_groups, None if by is None else factorize_strata(by, n)[0])
     rows = {}
-    for c in categorical:
+    for c in key:
+        if c.kind == NUMERIC:
+            continue
         level = _chosen_levels(c, groupings, w, medoid)
         src = _first_row_of_level(c)[level]
         if missing == "keep":
             src = np.where(c.missing, np.arange(n), src)
         rows[c.name] = src
-    return numeric, rows, res
+    return rows
 
 
 def _fallback_groupings(labels: I64, n_groups: int, strata: Optional[I64]) -> list[tuple[I64, I64]]:
