@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from .. import _core
 from .._api import MicroaggregationResult, microaggregate, prepare_run, released_result
+from .release import level_totals
 from .types import NOMINAL, NUMERIC, KeyColumn
 
 if TYPE_CHECKING:
@@ -50,12 +51,12 @@ def takes_natively(key: list[KeyColumn], method: str, group: Any, categorical_re
 
 
 def _nominal_sum_of_squares(codes: npt.NDArray[np.int64], groups: npt.NDArray[np.int64], w: Optional[npt.NDArray[np.float64]]) -> float:
-    """sum over groups of W - sum_l W_l^2 / W: the squared deviations of a one-hot block."""
-    weight = np.ones(codes.shape[0]) if w is None else w
-    levels = int(codes.max()) + 1
-    per_level = np.bincount(groups * levels + codes, weights=weight)
-    total = np.bincount(groups, weights=weight)
-    squares = np.bincount(np.arange(per_level.shape[0]) // levels, weights=per_level**2, minlength=total.shape[0])
+    """sum over groups of W - sum_l W_l^2 / W: the squared deviations of a one-hot block,
+    from the levels each group holds (never a group x level table)."""
+    n_groups = int(groups.max()) + 1
+    group, _, per_level = level_totals(codes, groups, n_groups, w)
+    total = np.bincount(group, weights=per_level, minlength=n_groups)
+    squares = np.bincount(group, weights=per_level**2, minlength=n_groups)
     return float(np.sum(total - squares / np.where(total > 0, total, 1.0)))
 
 
