@@ -16,3 +16,4 @@ mod key;
 mod reference;
 
 pub use key::MixedKey;
+pub use reference::Reference;

@@ -38,6 +38,24 @@ impl<T: Float> Reference<T> {
         Reference { numeric, nominal, metric }
     }
 
+    /// What bounds an algebraic score from above for a record of numeric ½‖x‖² = h
+    /// (Cauchy–Schwarz): h + ‖x‖·`norm` + `nominal`, with `norm` = ‖r_num‖ and `nominal` =
+    /// Σ over nominal attributes of the largest term any level adds; and `scale`, Σ of the
+    /// largest magnitude of those terms, for the rounding margin.
+    pub fn bound_terms(&self) -> (f64, f64, f64) {
+        let norm = self.numeric.iter().map(|v| v.as_f64() * v.as_f64()).sum::<f64>().sqrt();
+        let (mut nominal, mut scale) = (0.0, 0.0);
+        for part in &self.nominal {
+            let terms = match part {
+                Nominal::Level { same, other, .. } => vec![same.as_f64(), other.as_f64()],
+                Nominal::Levels(t) => t.iter().map(|v| v.as_f64()).collect(),
+            };
+            nominal += terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            scale += terms.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        }
+        (norm, nominal, scale)
+    }
+
     /// Writes the scores of positions `start..start + out.len()` of `key` to `out`: the
     /// numeric part attribute by attribute as the complete kernels do, then one gather per
     /// nominal attribute.

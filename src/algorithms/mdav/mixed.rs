@@ -1,14 +1,15 @@
 //! Exact MDAV (docs/algorithms.md#mdav) on a mixed key (`crate::mixed`): the same rounds as
 //! the engine in `mod.rs`, with the F-MDAV strategies that carry over to the mixed metric
 //! switchable: the algebraic score (§3.1), distance reuse (§3.2), partial selection (§3.3)
-//! and the centroid by subtraction (§3.4), and the scans split over threads with exact
-//! merges. The norm order, the k-d tree and the int8 compact copy are not used: their bounds
-//! and index are built on numeric rows only (docs/algorithms.md#mixed-keys).
+//! and the centroid by subtraction (§3.4), the scans split over threads with exact merges,
+//! and the norm pruning of the search for the record farthest from the centroid, in a simple
+//! form ([`NormSearch`]). The k-d tree and the int8 compact copy are not used: their index
+//! and quantization are built on numeric rows only (docs/algorithms.md#mixed-keys).
 
 use super::MdavOptions;
 use crate::float::Float;
-use crate::kernels::{Farthest, Metric, Nearest, Ranked, Selected};
-use crate::mixed::MixedKey;
+use crate::kernels::{Farthest, Metric, Nearest, Pick, Ranked, Selected};
+use crate::mixed::{MixedKey, Reference};
 use crate::parallel::Exec;
 use crate::partition::Partition;
 
@@ -24,6 +25,22 @@ struct Pool<T> {
     by_subtraction: bool,
     metric: Metric,
     exec: Exec,
+    search: Option<NormSearch>,
+}
+
+/// The records in decreasing numeric norm, for the search of the record farthest from the
+/// centroid: a record's algebraic score is at most h + ‖x‖·‖c_num‖ + Σ (largest nominal
+/// term), h = ½‖x_num‖², which falls with ‖x‖; the search scores records in that order and
+/// stops once the bound, widened by a rounding margin, is below the best score (so the
+/// answer is the scan's, ties included). Grouped records are dropped from the order when
+/// they make up half of it.
+struct NormSearch {
+    /// Ids of the records not known to be grouped, by decreasing ½‖x_num‖² (ties by id).
+    order: Vec<u32>,
+    /// ½‖x_num‖² of every record, by id.
+    half_norms: Vec<f64>,
+    /// Entries of `order` already grouped.
+    grouped: usize,
 }
 
 impl<T: Float> Pool<T> {
@@ -37,7 +54,47 @@ impl<T: Float> Pool<T> {
         }
         let labels = vec![u32::MAX; n];
         let (by_subtraction, metric) = (opts.centroid_by_subtraction, opts.metric());
-        Pool { key, m: n, labels, groups: 0, sums, counts, by_subtraction, metric, exec }
+        let search = (opts.norm_pruning && metric == Metric::Algebraic).then(|| {
+            let mut half_norms = vec![0.0; n];
+            for (p, h) in key.numeric().half_norms().iter().enumerate() {
+                half_norms[key.ids()[p] as usize] = h.as_f64();
+            }
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.sort_by(|&a, &b| {
+                half_norms[b as usize].total_cmp(&half_norms[a as usize]).then(a.cmp(&b))
+            });
+            NormSearch { order, half_norms, grouped: 0 }
+        });
+        Pool { key, m: n, labels, groups: 0, sums, counts, by_subtraction, metric, exec, search }
+    }
+
+    /// [`Self::farthest_from_centroid`] by the norm order: the same record.
+    fn farthest_by_norm(&self, centroid: &Reference<T>, search: &NormSearch) -> usize {
+        let (c_norm, nominal, scale) = centroid.bound_terms();
+        let delta = 4.0
+            * (self.key.numeric().d() + self.key.n_nominal() + 4) as f64
+            * T::epsilon().as_f64();
+        let mut best: Option<Pick<T>> = None;
+        for &id in &search.order {
+            if self.labels[id as usize] != u32::MAX {
+                continue;
+            }
+            let h = search.half_norms[id as usize];
+            let x_norm = (2.0 * h.max(0.0)).sqrt() * (1.0 + delta);
+            let bound = h + x_norm * c_norm + nominal;
+            let error = delta * (h.abs() + x_norm * c_norm + scale) + f64::MIN_POSITIVE;
+            if best
+                .is_some_and(|b| bound + error + delta * b.score.as_f64().abs() < b.score.as_f64())
+            {
+                break;
+            }
+            let pos = self.key.position_of(id);
+            let mut score = [T::zero()];
+            centroid.fill(&self.key, pos, &mut score);
+            let pick = Pick { score: score[0], id, pos };
+            best = Some(best.map_or(pick, |b| b.farther(pick)));
+        }
+        best.expect("records remain").pos
     }
 
     /// The position of the remaining record farthest from their centroid (ties to the
@@ -52,6 +109,9 @@ impl<T: Float> Pool<T> {
             }
             self.key.centroid(&sums, &counts, self.m, self.metric)
         };
+        if let Some(search) = &self.search {
+            return self.farthest_by_norm(&centroid, search);
+        }
         let far = self.key.scan(self.exec, self.m, &centroid, || Farthest(None));
         far.0.expect("records remain").pos
     }
@@ -86,6 +146,13 @@ impl<T: Float> Pool<T> {
             self.labels[id as usize] = self.groups;
         }
         self.groups += 1;
+        if let Some(search) = &mut self.search {
+            search.grouped += members.len();
+            if 2 * search.grouped > search.order.len() {
+                search.order.retain(|&id| self.labels[id as usize] == u32::MAX);
+                search.grouped = 0;
+            }
+        }
         far.and_then(|ids| ids.into_iter().find(|id| !members.contains(id)))
     }
 
@@ -101,7 +168,7 @@ impl<T: Float> Pool<T> {
 }
 
 /// Runs exact MDAV on a mixed key (`1 ≤ k ≤ n`, checked by the caller). The options that do
-/// not apply to a mixed key (norm pruning, the spatial index, the compact scan) are ignored.
+/// not apply to a mixed key (the spatial index, the compact scan) are ignored.
 pub fn mixed_mdav<T: Float>(
     key: MixedKey<T>,
     k: usize,
