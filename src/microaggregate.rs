@@ -331,3 +331,46 @@ pub fn complete_missing<S: Float>(x: ArrayView2<S>) -> Result<ndarray::Array2<S>
     validate_missing(x)?;
     completion::complete(x)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::IndexChoice;
+    use crate::workflow::Strata;
+    use ndarray::Array2;
+
+    #[test]
+    fn a_mixed_key_is_grouped_by_exact_mdav_within_strata_and_refused_by_other_methods() {
+        let n = 90;
+        let x = Array2::from_shape_fn((n, 2), |(i, j)| ((i * (j + 3)) as f64 * 0.37).sin());
+        let codes = Array2::from_shape_fn((n, 2), |(i, j)| ((i * (j + 1)) % (3 + 4 * j)) as i64);
+        let strata: Vec<u32> = (0..n as u32).map(|i| i % 2).collect();
+        let workflow = Workflow {
+            strata: Some(Strata::from_codes(strata.clone())),
+            nominal: Some(NominalKey { codes, weights: vec![1.0, 2.0] }),
+            ..Workflow::default()
+        };
+        let run = |method: &Method| {
+            microaggregate_with::<f64, f64>(
+                x.view(),
+                3,
+                method,
+                &Options::default(),
+                &workflow,
+                &Progress::new(),
+            )
+        };
+        let out = run(&Method::Mdav(MdavOptions::default())).unwrap();
+        out.partition.check(3, Some(5)).unwrap();
+        let labels = out.partition.labels();
+        for i in 0..n {
+            for j in 0..n {
+                assert!(labels[i] != labels[j] || strata[i] == strata[j], "a group crosses strata");
+            }
+        }
+        // The release is the numeric columns'.
+        assert_eq!(out.evaluation.centroids.ncols(), 2);
+        let md = Method::Md { spatial_index: IndexChoice::Off };
+        assert!(matches!(run(&md), Err(Error::InvalidParameter { name, .. }) if name == "nominal"));
+    }
+}
