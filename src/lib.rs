@@ -38,6 +38,7 @@ mod kernels;
 mod method;
 mod microaggregate;
 mod missing;
+mod mixed;
 mod parallel;
 mod partition;
 mod prefetch;
@@ -69,7 +70,7 @@ pub use tcloseness_workflow::t_close_microaggregate;
 pub use workflow::aggregate::AGGREGATIONS;
 pub use workflow::evaluation::Evaluation;
 pub use workflow::strata::SMALL_STRATA;
-pub use workflow::{Aggregation, Merge, SmallStrata, Strata, Workflow};
+pub use workflow::{Aggregation, Merge, NominalKey, SmallStrata, Strata, Workflow};
 
 /// The engine pieces the benches time or inspect on their own, below the entry point: the
 /// working copy of the data, the farthest-point scan, exact MDAV and Mondrian on a prepared

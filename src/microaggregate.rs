@@ -4,6 +4,7 @@
 
 use crate::algorithms::cbfs::cbfs;
 use crate::algorithms::md::md;
+use crate::algorithms::mdav::mixed::mixed_mdav;
 use crate::algorithms::mdav::{MdavOptions, mdav};
 use crate::algorithms::mdav_star::mdav_star;
 use crate::algorithms::mhm::{grouping_path, md_path, mhm_on_order, npn_path, univariate};
@@ -18,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::method::{Method, Path};
 use crate::missing::Missing;
+use crate::mixed::MixedKey;
 use crate::parallel::{Exec, Parallelism};
 use crate::partition::Partition;
 use crate::progress::Progress;
@@ -27,7 +29,7 @@ use crate::workflow::jobs::group_parts;
 use crate::workflow::parts::cut_into_parts;
 use crate::workflow::strata;
 use crate::workflow::weights::validate_weights;
-use crate::workflow::{Merge, Workflow};
+use crate::workflow::{Merge, NominalKey, Workflow};
 use ndarray::{ArrayView2, Axis};
 use std::borrow::Cow;
 
@@ -112,6 +114,9 @@ pub fn microaggregate_with<S: Float, T: Float>(
         });
     }
     workflow.check_max_part(k)?;
+    if let Some(nominal) = &workflow.nominal {
+        check_nominal(nominal, method, workflow, has_missing, x.nrows())?;
+    }
     let scaling = workflow.scaling(x, options.standardize)?;
     // Grouping sees the completed coordinates; the release and IL, the observed cells.
     let completed = if has_missing { Some(completion::complete(x)?) } else { None };
@@ -146,8 +151,17 @@ pub fn microaggregate_with<S: Float, T: Float>(
         }
     }
     progress.reset();
-    let job = |part: ArrayView2<S>, scaling: &Scaling, exec: Exec| {
-        group::<S, T>(part, k, method, scaling, options.seed, exec, progress)
+    let job = |part: ArrayView2<S>, rows: Option<&[usize]>, scaling: &Scaling, exec: Exec| {
+        match &workflow.nominal {
+            None => group::<S, T>(part, k, method, scaling, options.seed, exec, progress),
+            Some(nominal) => {
+                let codes = rows.map(|r| nominal.codes.select(Axis(0), r));
+                let codes = codes.as_ref().map_or(nominal.codes.view(), |c| c.view());
+                let Method::Mdav(opts) = *method else { unreachable!("checked above") };
+                let key = MixedKey::<T>::new(part, scaling, codes, &nominal.weights)?;
+                Ok(mixed_mdav(key, k, opts, exec))
+            }
+        }
     };
     let (partition, evaluation) = options.parallelism.install(|exec| {
         let jobs = match (workflow.max_part, &split) {
@@ -164,13 +178,13 @@ pub fn microaggregate_with<S: Float, T: Float>(
             }
         };
         let partition = match jobs {
-            None => job(x, &scaling, exec),
+            None => job(x, None, &scaling, exec),
             Some(parts) => group_parts(x.nrows(), &parts, exec, |ids, exec| {
                 let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
                 let part = x.select(Axis(0), &rows);
                 let centered =
                     Scaling { mean: Scaling::fit(part.view(), false).mean, ..scaling.clone() };
-                job(part.view(), &centered, exec).map_err(|e| match e {
+                job(part.view(), Some(&rows), &centered, exec).map_err(|e| match e {
                     Error::Overflow { record } => Error::Overflow { record: rows[record] },
                     e => e,
                 })
@@ -194,6 +208,41 @@ pub fn microaggregate_with<S: Float, T: Float>(
     let merges = split.map_or_else(Vec::new, |s| s.merges);
     Ok(Outcome { partition, evaluation, merges })
 }
+
+/// Refuses a mixed key (`workflow.nominal`) that does not fit the data, with a method other
+/// than exact MDAV (the one that takes it natively), with missing values or with `max_part`
+/// (neither is carried over to the mixed key yet).
+fn check_nominal(
+    nominal: &NominalKey,
+    method: &Method,
+    workflow: &Workflow,
+    has_missing: bool,
+    n: usize,
+) -> Result<()> {
+    let refuse = |reason: String| Err(Error::InvalidParameter { name: "nominal".into(), reason });
+    if nominal.codes.nrows() != n {
+        return refuse(format!(
+            "needs one row of codes per record ({n}), got {}",
+            nominal.codes.nrows()
+        ));
+    }
+    if !matches!(method, Method::Mdav(_)) {
+        return refuse(format!(
+            "a mixed key is grouped natively by {NATIVE_MIXED:?} only, not {}",
+            method.name()
+        ));
+    }
+    if has_missing {
+        return refuse("missing values with a mixed key are completed on its embedding".into());
+    }
+    if workflow.max_part.is_some() {
+        return refuse("max_part is not carried over to a mixed key yet".into());
+    }
+    Ok(())
+}
+
+/// The methods that group a mixed key natively, without its one-hot embedding.
+pub const NATIVE_MIXED: &[&str] = &["mdav"];
 
 /// Groups the records of `x` (one stratum, or the whole file; complete data) with `method`,
 /// in the units of `scaling`. The Mondrian family works on row-major records and needs no
@@ -281,4 +330,47 @@ pub fn evaluate<S: Float>(
 pub fn complete_missing<S: Float>(x: ArrayView2<S>) -> Result<ndarray::Array2<S>> {
     validate_missing(x)?;
     completion::complete(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::IndexChoice;
+    use crate::workflow::Strata;
+    use ndarray::Array2;
+
+    #[test]
+    fn a_mixed_key_is_grouped_by_exact_mdav_within_strata_and_refused_by_other_methods() {
+        let n = 90;
+        let x = Array2::from_shape_fn((n, 2), |(i, j)| ((i * (j + 3)) as f64 * 0.37).sin());
+        let codes = Array2::from_shape_fn((n, 2), |(i, j)| ((i * (j + 1)) % (3 + 4 * j)) as i64);
+        let strata: Vec<u32> = (0..n as u32).map(|i| i % 2).collect();
+        let workflow = Workflow {
+            strata: Some(Strata::from_codes(strata.clone())),
+            nominal: Some(NominalKey { codes, weights: vec![1.0, 2.0] }),
+            ..Workflow::default()
+        };
+        let run = |method: &Method| {
+            microaggregate_with::<f64, f64>(
+                x.view(),
+                3,
+                method,
+                &Options::default(),
+                &workflow,
+                &Progress::new(),
+            )
+        };
+        let out = run(&Method::Mdav(MdavOptions::default())).unwrap();
+        out.partition.check(3, Some(5)).unwrap();
+        let labels = out.partition.labels();
+        for i in 0..n {
+            for j in 0..n {
+                assert!(labels[i] != labels[j] || strata[i] == strata[j], "a group crosses strata");
+            }
+        }
+        // The release is the numeric columns'.
+        assert_eq!(out.evaluation.centroids.ncols(), 2);
+        let md = Method::Md { spatial_index: IndexChoice::Off };
+        assert!(matches!(run(&md), Err(Error::InvalidParameter { name, .. }) if name == "nominal"));
+    }
 }

@@ -78,6 +78,13 @@ class _WorkflowOptions(TypedDict):
     max_part: Optional[int]
     scale: Optional[npt.NDArray[np.float64]]
 
+class _MixedWorkflowOptions(_WorkflowOptions, total=False):
+    """A mixed key's nominal columns beside the numeric matrix (src/python/workflow.rs):
+    codes (n x c, each in 0..L-1) and one weight per column, grouped natively by "mdav"."""
+
+    nominal_codes: npt.NDArray[np.int64]
+    nominal_weights: list[float]
+
 def microaggregate_array(
     x: _Data,
     k: int,

@@ -4,8 +4,9 @@
 //! checked in one place ([`WorkflowOptions::build`]) into a [`Workflow`].
 
 use super::to_u32;
-use crate::{Aggregation, SmallStrata, Strata, Workflow};
-use numpy::PyReadonlyArray1;
+use crate::{Aggregation, NominalKey, SmallStrata, Strata, Workflow};
+use numpy::{PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 /// The workflow around the method, as the Python layer passes it (every key present, `None`
@@ -29,6 +30,13 @@ pub(super) struct WorkflowOptions<'py> {
     max_part: Option<usize>,
     /// The units of a part's file (the Dask engine's parts), instead of the data's own.
     scale: Option<PyReadonlyArray1<'py, f64>>,
+    /// Nominal key columns as codes (n × c), grouped natively with the numeric ones
+    /// (docs/algorithms.md#mixed-keys); absent for a numeric key.
+    #[pyo3(default)]
+    nominal_codes: Option<PyReadonlyArray2<'py, i64>>,
+    /// One weight per nominal column.
+    #[pyo3(default)]
+    nominal_weights: Option<Vec<f64>>,
 }
 
 impl WorkflowOptions<'_> {
@@ -51,6 +59,17 @@ impl WorkflowOptions<'_> {
             aggregation: Aggregation::parse(&self.aggregation, self.trim)?,
             max_part: self.max_part,
             scale: self.scale.map(|s| s.as_array().to_vec()),
+            nominal: match (self.nominal_codes, self.nominal_weights) {
+                (Some(codes), Some(weights)) => {
+                    Some(NominalKey { codes: codes.as_array().to_owned(), weights })
+                }
+                (None, None) => None,
+                _ => {
+                    return Err(PyValueError::new_err(
+                        "nominal_codes and nominal_weights go together",
+                    ));
+                }
+            },
         })
     }
 }

@@ -43,6 +43,19 @@ pub struct Workflow {
     /// Divide attribute j by `scale[j]` instead of the data's own standard deviation: a
     /// part of a larger file grouped in that file's units (the Dask engine's parts).
     pub scale: Option<Vec<f64>>,
+    /// Nominal key columns beside the numeric ones (docs/algorithms.md#mixed-keys): grouped
+    /// natively by exact MDAV; the release and the evaluation stay the numeric columns'.
+    pub nominal: Option<NominalKey>,
+}
+
+/// Nominal quasi-identifiers as integer codes (n × c, each in 0..L−1) and one weight per
+/// column: the part of a mixed key that is not numeric (docs/algorithms.md#mixed-keys).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NominalKey {
+    /// A code per record and nominal column.
+    pub codes: ndarray::Array2<i64>,
+    /// Each nominal column's weight w (its one-hot block scaled by w/√2).
+    pub weights: Vec<f64>,
 }
 
 impl Workflow {

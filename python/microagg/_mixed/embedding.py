@@ -21,6 +21,7 @@ from typing import Any, Mapping
 import numpy as np
 import numpy.typing as npt
 
+from .native import NATIVE_METHODS
 from .types import NOMINAL, KeyColumn
 
 # Largest embedding built (bytes of float64); a nominal column with a level per record (an
@@ -52,7 +53,9 @@ def embed(key: list[KeyColumn], attribute_weights: Mapping[Any, float]) -> Embed
         widest = max(key, key=lambda c: len(c.levels))
         raise ValueError(
             f"the key's embedding would take {n * width * 8 / 2**30:.1f} GiB: column "
-            f"{widest.name!r} has {len(widest.levels)} levels; merge its levels or drop it from the key"
+            f"{widest.name!r} has {len(widest.levels)} levels; merge its levels or drop it from the key, or group it with a "
+            f"method that takes the key without its embedding ({', '.join(NATIVE_METHODS)}; complete, "
+            "without max_part)"
         )
     matrix = np.empty((n, width), dtype=np.float64, order="F")
     scale = np.empty(width, dtype=np.float64)

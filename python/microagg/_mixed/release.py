@@ -31,7 +31,7 @@ def _effective_weights(groups: I64, n_groups: int, weights: Optional[F64], obser
     return np.where(total[groups] > 0, weights, 1.0)
 
 
-def _level_totals(codes: I64, groups: I64, n_groups: int, weights: Optional[F64]) -> Tuple[I64, I64, F64]:
+def level_totals(codes: I64, groups: I64, n_groups: int, weights: Optional[F64]) -> Tuple[I64, I64, F64]:
     """(group, level, total weight) of every level observed in a group, sorted by group then
     level. ``codes`` are -1 where the cell is missing."""
     observed = codes >= 0
@@ -52,7 +52,7 @@ def _per_group(n_groups: int, group: I64, level: I64, first: npt.NDArray[np.bool
 def weighted_mode(codes: I64, groups: I64, n_groups: int, weights: Optional[F64] = None) -> I64:
     """Per group the level with the largest total weight (ties: smallest code); -1 where no
     member observed the attribute."""
-    group, level, total = _level_totals(codes, groups, n_groups, weights)
+    group, level, total = level_totals(codes, groups, n_groups, weights)
     order = np.lexsort((level, -total, group))
     group, level = group[order], level[order]
     return _per_group(n_groups, group, level, _starts(group))
@@ -61,7 +61,7 @@ def weighted_mode(codes: I64, groups: I64, n_groups: int, weights: Optional[F64]
 def weighted_median(codes: I64, groups: I64, n_groups: int, weights: Optional[F64] = None) -> I64:
     """Per group the lower weighted median level (the smallest code whose cumulative weight
     is at least half the group's total); -1 where no member observed the attribute."""
-    group, level, total = _level_totals(codes, groups, n_groups, weights)
+    group, level, total = level_totals(codes, groups, n_groups, weights)
     starts = _starts(group)
     running = np.cumsum(total)
     before = np.maximum.accumulate(np.where(starts, running - total, 0.0))

@@ -24,6 +24,7 @@ from .._api import MicroaggregationResult, microaggregate
 from .._tcloseness import TCloseResult, fill_until_t_close
 from .._workflow import factorize_strata
 from .embedding import embed
+from .native import group_natively, takes_natively
 from .release import medoid_rows, weighted_median, weighted_mode
 from .types import NUMERIC, ORDINAL, KeyColumn, array_key, check_no_identifiers, frame_key
 
@@ -132,21 +133,39 @@ def group_key(
         raise ValueError(f"categorical_release must be 'mode' or 'medoid', got {categorical_release!r}")
     aw = check_attribute_weights(attribute_weights, [c.name for c in key])
     _check_missing(key, missing)
-    emb = embed(key, aw)
-    res = group(emb.matrix, k, method, standardize=emb.scale, by=by, weights=weights, missing=missing, **options)
-    n = emb.matrix.shape[0]
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
-    values = res.group_values[res.labels]  # every cell its group's value
-    categorical = [c for c in key if c.kind != NUMERIC]
-    groupings = _fallback_groupings(res.labels, res.n_groups, None if by is None else factorize_strata(by, n)[0])
     medoid = None
-    if categorical_release == "medoid" and categorical:
-        complete = ~np.any([c.missing for c in categorical], axis=0)
-        medoid = medoid_rows(emb.standardized(), res.labels, res.n_groups, w, complete)
-    levels = {c.name: _chosen_levels(c, groupings, w, medoid) for c in categorical}
-    filled = np.column_stack(
-        [values[:, b.start] if c.kind == NUMERIC else levels[c.name] for c, b in zip(key, emb.blocks)]
-    ).astype(np.float64)
+    if takes_natively(key, method, group, categorical_release, options):
+        grouped, res = group_natively(key, k, method, aw, by=by, weights=weights, missing=missing, **options)
+    else:
+        emb = embed(key, aw)
+        res = group(emb.matrix, k, method, standardize=emb.scale, by=by, weights=weights, missing=missing, **options)
+        values = res.group_values[res.labels]  # every cell its group's value
+        grouped = {c.name: values[:, b.start] for c, b in zip(key, emb.blocks) if c.kind == NUMERIC}
+        categorical = [c for c in key if c.kind != NUMERIC]
+        if categorical_release == "medoid" and categorical:
+            complete = ~np.any([c.missing for c in categorical], axis=0)
+            medoid = medoid_rows(emb.standardized(), res.labels, res.n_groups, w, complete)
+    return _released_rows(key, res, grouped, by, w, medoid, missing)
+
+
+def _released_rows(
+    key: list[KeyColumn],
+    res: MicroaggregationResult,
+    grouped: dict[Any, npt.NDArray[np.float64]],
+    by: Any,
+    w: Any,
+    medoid: Optional[I64],
+    missing: str,
+) -> Tuple[dict[Any, npt.NDArray[np.float64]], dict[Any, I64], MicroaggregationResult]:
+    """What every record releases, from its group's numeric values ``grouped``: the numeric
+    columns' values, and for each categorical column the row whose value it releases (its
+    group's mode, median or ``medoid``, falling back to its stratum's and the file's); with
+    ``missing="keep"`` a missing cell stays missing, unless t-closeness needs it filled."""
+    n = res.labels.shape[0]
+    groupings = _fallback_groupings(res.labels, res.n_groups, None if by is None else factorize_strata(by, n)[0])
+    levels = {c.name: _chosen_levels(c, groupings, w, medoid) for c in key if c.kind != NUMERIC}
+    filled = np.column_stack([grouped[c.name] if c.kind == NUMERIC else levels[c.name] for c in key]).astype(np.float64)
     gaps = np.column_stack([c.missing for c in key]) if missing == "keep" else np.zeros(filled.shape, dtype=bool)
     if isinstance(res, TCloseResult) and gaps.any():  # t-close over the released key, the one class rule
         gaps, max_emd = fill_until_t_close(res, filled, gaps)

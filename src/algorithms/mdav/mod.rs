@@ -14,6 +14,7 @@
 //! `spatial_index`), about O(n log n) on spread-out data, with the same partition.
 
 pub mod compact;
+pub mod mixed;
 pub mod norm_order;
 pub mod remaining;
 #[cfg(test)]

@@ -1,0 +1,101 @@
+//! What a mixed key's records are scored against: a record or a centroid, with each nominal
+//! attribute's contribution to the score prepared per level.
+
+use super::key::MixedKey;
+use crate::float::Float;
+use crate::kernels::Metric;
+
+/// A nominal attribute's part of a reference: what a record with each level adds to its score.
+#[derive(Debug, Clone)]
+pub(crate) enum Nominal<T> {
+    /// A record's level: `same` for records with that level, `other` for the rest.
+    Level {
+        /// The reference record's level.
+        level: u32,
+        /// Added to the score of a record with `level`.
+        same: T,
+        /// Added to the score of any other record.
+        other: T,
+    },
+    /// A centroid: the term added for each level (indexed by code).
+    Levels(Vec<T>),
+}
+
+/// A point of the embedding to score records against, in the form of one [`Metric`]:
+/// algebraic, ½‖x_num‖² − ⟨x_num, r⟩ − Σ (w²/2)·p[a] (F-MDAV §3.1; the nominal blocks' own
+/// ½‖x‖², Σ w²/2, is the same for every record and left out), or direct,
+/// ‖x_num − r‖² + Σ (w²/2)·(1 − 2·p[a] + ‖p‖²), where p is a centroid's level frequencies
+/// or the indicator of a record's level.
+#[derive(Debug, Clone)]
+pub struct Reference<T> {
+    numeric: Vec<T>,
+    nominal: Vec<Nominal<T>>,
+    metric: Metric,
+}
+
+impl<T: Float> Reference<T> {
+    pub(crate) fn new(numeric: Vec<T>, nominal: Vec<Nominal<T>>, metric: Metric) -> Self {
+        Reference { numeric, nominal, metric }
+    }
+
+    /// What bounds an algebraic score from above for a record of numeric ½‖x‖² = h
+    /// (Cauchy–Schwarz): h + ‖x‖·`norm` + `nominal`, with `norm` = ‖r_num‖ and `nominal` =
+    /// Σ over nominal attributes of the largest term any level adds; and `scale`, Σ of the
+    /// largest magnitude of those terms, for the rounding margin.
+    pub fn bound_terms(&self) -> (f64, f64, f64) {
+        let norm = self.numeric.iter().map(|v| v.as_f64() * v.as_f64()).sum::<f64>().sqrt();
+        let (mut nominal, mut scale) = (0.0, 0.0);
+        for part in &self.nominal {
+            let terms = match part {
+                Nominal::Level { same, other, .. } => vec![same.as_f64(), other.as_f64()],
+                Nominal::Levels(t) => t.iter().map(|v| v.as_f64()).collect(),
+            };
+            nominal += terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            scale += terms.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        }
+        (norm, nominal, scale)
+    }
+
+    /// Writes the scores of positions `start..start + out.len()` of `key` to `out`: the
+    /// numeric part attribute by attribute as the complete kernels do, then one gather per
+    /// nominal attribute.
+    #[inline]
+    pub fn fill(&self, key: &MixedKey<T>, start: usize, out: &mut [T]) {
+        let end = start + out.len();
+        let ws = key.numeric();
+        match self.metric {
+            Metric::Algebraic => {
+                out.copy_from_slice(&ws.half_norms()[start..end]);
+                for (j, &r) in self.numeric.iter().enumerate() {
+                    for (o, &x) in out.iter_mut().zip(&ws.column(j)[start..end]) {
+                        *o -= r * x;
+                    }
+                }
+            }
+            Metric::Direct => {
+                out.fill(T::zero());
+                for (j, &r) in self.numeric.iter().enumerate() {
+                    for (o, &x) in out.iter_mut().zip(&ws.column(j)[start..end]) {
+                        let t = x - r;
+                        *o += t * t;
+                    }
+                }
+            }
+        }
+        for (a, part) in self.nominal.iter().enumerate() {
+            let codes = &key.codes(a)[start..end];
+            match part {
+                Nominal::Level { level, same, other } => {
+                    for (o, &c) in out.iter_mut().zip(codes) {
+                        *o += if c == *level { *same } else { *other };
+                    }
+                }
+                Nominal::Levels(terms) => {
+                    for (o, &c) in out.iter_mut().zip(codes) {
+                        *o += terms[c as usize];
+                    }
+                }
+            }
+        }
+    }
+}
