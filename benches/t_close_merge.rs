@@ -9,7 +9,7 @@
 
 use microagg::Progress;
 use microagg::engine::{
-    Budget, Confidential, Exec, MdavOptions, Reference, Scaling, WorkingSet, mdav, verify,
+    Budget, Confidential, Dense, Exec, MdavOptions, Reference, Scaling, WorkingSet, mdav, verify,
 };
 use ndarray::Array2;
 use rand::SeedableRng;
@@ -50,7 +50,7 @@ fn main() {
             let conf = Confidential { codes: vec![codes], mass, references: &refs };
             let start = Instant::now();
             let (labels, merges) =
-                verify::merge_until_close(&rows, d, &built, &conf, t, &mut Budget::unlimited())
+                verify::merge_until_close(&Dense::new(&rows, d), &built, &conf, t, &mut Budget::unlimited())
                     .expect("no limit");
             let seconds = start.elapsed().as_secs_f64();
             let (before, after) = (classes(&built), classes(&labels));
