@@ -44,7 +44,8 @@ fn row(name: &str, keys: &Array2<f64>, codes: Vec<u32>, k: usize, t: f64) {
     let run = |index| {
         let (rows, conf) = (&rows, &conf);
         move || {
-            k_first::k_first(&Dense::new(rows, d), k, conf, t, index, &mut Budget::unlimited()).expect("free")
+            k_first::k_first(&Dense::new(rows, d), k, conf, t, index, &mut Budget::unlimited())
+                .expect("free")
         }
     };
     let (scan, scan_labels) = timed(run(IndexChoice::Off));

@@ -49,9 +49,14 @@ fn main() {
             let refs = [Reference::new(&codes, 4, &mass, false)];
             let conf = Confidential { codes: vec![codes], mass, references: &refs };
             let start = Instant::now();
-            let (labels, merges) =
-                verify::merge_until_close(&Dense::new(&rows, d), &built, &conf, t, &mut Budget::unlimited())
-                    .expect("no limit");
+            let (labels, merges) = verify::merge_until_close(
+                &Dense::new(&rows, d),
+                &built,
+                &conf,
+                t,
+                &mut Budget::unlimited(),
+            )
+            .expect("no limit");
             let seconds = start.elapsed().as_secs_f64();
             let (before, after) = (classes(&built), classes(&labels));
             println!("| {n} | {d} | {before} | {merges} | {after} | {seconds:.3} |");

@@ -112,11 +112,8 @@ fn group_around<S: Space>(
     seed: usize,
 ) -> Vec<usize> {
     let s = space.record(seed);
-    let mut cand: Vec<(f64, u32)> = pool
-        .ids()
-        .iter()
-        .map(|&i| (if i as usize == seed { -1.0 } else { space.dist2(i as usize, &s) }, i))
-        .collect();
+    let mut cand: Vec<(f64, u32)> = Vec::with_capacity(pool.len());
+    space.scan(pool.ids(), &s, |i, e| cand.push((if i == seed { -1.0 } else { e }, i as u32)));
     let order =
         |a: &(f64, u32), b: &(f64, u32)| -> Ordering { a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)) };
     if k < cand.len() {

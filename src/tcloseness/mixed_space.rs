@@ -20,6 +20,8 @@ pub struct MixedSpace {
     n: usize,
     /// Codes, row-major n × c.
     codes: Vec<u32>,
+    /// Levels per nominal attribute (largest code + 1).
+    levels: Vec<usize>,
     /// w²/2 per nominal attribute.
     half: Vec<f64>,
 }
@@ -44,8 +46,12 @@ impl MixedSpace {
     /// per nominal column (checked finite and positive by the caller).
     pub fn new(rows: Vec<f64>, d: usize, n: usize, codes: Vec<u32>, weights: &[f64]) -> Self {
         debug_assert!(rows.len() == n * d && codes.len() == n * weights.len());
-        let half = weights.iter().map(|w| 0.5 * w * w).collect();
-        MixedSpace { rows, d, n, codes, half }
+        let half: Vec<f64> = weights.iter().map(|w| 0.5 * w * w).collect();
+        let mut levels = vec![0; half.len()];
+        for record in codes.chunks_exact(half.len().max(1)) {
+            levels.iter_mut().zip(record).for_each(|(l, &c)| *l = (*l).max(c as usize + 1));
+        }
+        MixedSpace { rows, d, n, codes, levels, half }
     }
 
     fn row(&self, i: usize) -> &[f64] {
@@ -71,14 +77,31 @@ fn add_level(levels: &mut Levels, level: u32, weight: f64) {
     }
 }
 
+/// What a record of level `level` adds to its squared distance from a point of shares `p`
+/// (squared norm `norm`) on a nominal attribute of w²/2 = `half`.
+#[inline]
+fn term(half: f64, p: &Levels, norm: f64, level: u32) -> f64 {
+    half * (1.0 - 2.0 * share(p, level) + norm)
+}
+
 /// Σ over the levels of either of (a_l − b_l)², in level order.
 fn level_gap2(a: &Levels, b: &Levels) -> f64 {
     let (mut i, mut j, mut acc) = (0, 0, 0.0);
     while i < a.len() || j < b.len() {
         // The lower level first; one absent from a list is at 0 there.
         let (p, q) = (a.get(i).map_or(u32::MAX, |e| e.0), b.get(j).map_or(u32::MAX, |e| e.0));
-        let x = if p <= q { i += 1; a[i - 1].1 } else { 0.0 };
-        let y = if q <= p { j += 1; b[j - 1].1 } else { 0.0 };
+        let x = if p <= q {
+            i += 1;
+            a[i - 1].1
+        } else {
+            0.0
+        };
+        let y = if q <= p {
+            j += 1;
+            b[j - 1].1
+        } else {
+            0.0
+        };
         acc += (x - y) * (x - y);
     }
     acc
@@ -86,9 +109,18 @@ fn level_gap2(a: &Levels, b: &Levels) -> f64 {
 
 impl Centroid for MixedPoint {
     fn gap2(&self, other: &Self) -> f64 {
+        self.gap2_within(other, f64::INFINITY)
+    }
+
+    /// The numeric part first: the nominal part only adds (a sum of squares, and rounding
+    /// is monotone), so past `limit` it is not computed.
+    fn gap2_within(&self, other: &Self, limit: f64) -> f64 {
+        let numeric = squared_distance(&self.numeric, &other.numeric);
+        if numeric > limit {
+            return numeric;
+        }
         let nominal = self.nominal.iter().zip(&other.nominal);
-        squared_distance(&self.numeric, &other.numeric)
-            + nominal.map(|(a, b)| a.0 * level_gap2(&a.1, &b.1)).sum::<f64>()
+        numeric + nominal.map(|(a, b)| a.0 * level_gap2(&a.1, &b.1)).sum::<f64>()
     }
 
     fn coords(&self) -> Option<&[f64]> {
@@ -151,7 +183,27 @@ impl Space for MixedSpace {
     fn dist2(&self, i: usize, point: &MixedPoint) -> f64 {
         let nominal = self.codes_of(i).iter().zip(&point.nominal);
         squared_distance(self.row(i), &point.numeric)
-            + nominal.map(|(&c, (h, p, norm))| h * (1.0 - 2.0 * share(p, c) + norm)).sum::<f64>()
+            + nominal.map(|(&c, (h, p, norm))| term(*h, p, *norm, c)).sum::<f64>()
+    }
+
+    /// Each nominal attribute's term tabulated by level once (O(levels)), then O(attributes)
+    /// table reads per record.
+    fn scan(&self, ids: &[u32], point: &MixedPoint, mut visit: impl FnMut(usize, f64)) {
+        let tables: Vec<Vec<f64>> = point
+            .nominal
+            .iter()
+            .zip(&self.levels)
+            .map(|((h, p, norm), &levels)| {
+                (0..levels as u32).map(|l| term(*h, p, *norm, l)).collect()
+            })
+            .collect();
+        for &i in ids {
+            let i = i as usize;
+            let nominal = self.codes_of(i).iter().zip(&tables);
+            let e = squared_distance(self.row(i), &point.numeric)
+                + nominal.map(|(&c, table)| table[c as usize]).sum::<f64>();
+            visit(i, e);
+        }
     }
 
     fn rows(&self) -> Option<&[f64]> {
@@ -193,6 +245,10 @@ mod tests {
             dense.mean(&dense.weighted([2, 4], &[1.0; 5]).0, 2.0)
         });
         assert!(close(mc.gap2(&mo), dc.gap2(&dother)));
+        let all: Vec<u32> = (0..5).collect();
+        let mut scanned = Vec::new();
+        mixed.scan(&all, &mc, |i, e| scanned.push((i, e)));
+        assert_eq!(scanned, (0..5).map(|i| (i, mixed.dist2(i, &mc))).collect::<Vec<_>>());
         for i in 0..5 {
             assert!(close(mixed.dist2(i, &mc), dense.dist2(i, &dc)), "record {i}");
             for j in 0..5 {

@@ -47,11 +47,25 @@ impl Case {
         concatenate(ndarray::Axis(1), &views).unwrap()
     }
 
-    fn run(&self, x: &Array2<f64>, k: usize, tc: &TCloseness, workflow: Workflow) -> Result<TCloseOutcome> {
+    fn run(
+        &self,
+        x: &Array2<f64>,
+        k: usize,
+        tc: &TCloseness,
+        workflow: Workflow,
+    ) -> Result<TCloseOutcome> {
         let method = Method::parse("mdav", &[]).unwrap();
         // Unscaled: the embedding's columns are the key as given (centring moves nothing).
         let options = Options { standardize: false, ..Options::default() };
-        crate::t_close_microaggregate(x.view(), k, &method, tc, &options, &workflow, &Progress::new())
+        crate::t_close_microaggregate(
+            x.view(),
+            k,
+            &method,
+            tc,
+            &options,
+            &workflow,
+            &Progress::new(),
+        )
     }
 }
 
@@ -105,12 +119,25 @@ proptest! {
 #[test]
 fn refuses_what_the_mixed_key_does_not_take() {
     let case = Case::random(40, 2, &[3, 30], 3, 1);
-    let attribute = SensitiveAttribute { name: "s".into(), codes: case.sensitive.clone(), n_values: 3, ordered: false };
+    let attribute = SensitiveAttribute {
+        name: "s".into(),
+        codes: case.sensitive.clone(),
+        n_values: 3,
+        ordered: false,
+    };
     let tc = TCloseness { sensitive: vec![attribute], t: 0.3, method: TMethod::KFirst };
     let nominal = |codes: Array2<i64>| Some(NominalKey { codes, weights: case.weights.clone() });
     let go = |method: &str, workflow: Workflow| {
         let method = Method::parse(method, &[]).unwrap();
-        crate::t_close_microaggregate(case.x.view(), 3, &method, &tc, &Options::default(), &workflow, &Progress::new())
+        crate::t_close_microaggregate(
+            case.x.view(),
+            3,
+            &method,
+            &tc,
+            &Options::default(),
+            &workflow,
+            &Progress::new(),
+        )
     };
     let key = Workflow { nominal: nominal(case.codes.clone()), ..Workflow::default() };
     assert!(go("mdav", key.clone()).is_ok());

@@ -217,10 +217,13 @@ pub fn t_close_complete_keys<S: Float>(
                     let Method::Mdav(opts) = *method else {
                         unreachable!("t_close_microaggregate checks the method of a mixed key")
                     };
-                    let mixed = MixedKey::<f64>::new(part.view(), &centered, codes.view(), &key.weights)?;
+                    let mixed =
+                        MixedKey::<f64>::new(part.view(), &centered, codes.view(), &key.weights)?;
                     Ok(mixed_mdav(mixed, k, opts, exec))
                 }
-                _ => group::<S, f64>(part.view(), k, method, &centered, options.seed, exec, counted),
+                _ => {
+                    group::<S, f64>(part.view(), k, method, &centered, options.seed, exec, counted)
+                }
             };
             let (conf, t) = (&confs[p], tc.t);
             let (labels, used) = match (nominal, &codes) {
@@ -250,7 +253,8 @@ pub fn t_close_complete_keys<S: Float>(
         )?;
         Ok::<_, Error>((partition, evaluation))
     })??;
-    let whole = Confidential::of(sensitive(), &(0..n as u32).collect::<Vec<_>>(), Some(&mass), &references);
+    let whole =
+        Confidential::of(sensitive(), &(0..n as u32).collect::<Vec<_>>(), Some(&mass), &references);
     let max_emd = max_emd(&whole, partition.labels(), partition.n_groups());
     let merges = split.map_or_else(Vec::new, |s| s.merges);
     Ok(TCloseOutcome {
@@ -264,7 +268,12 @@ pub fn t_close_complete_keys<S: Float>(
 /// itself farther than `t` from the file: no partition of it into classes can then be
 /// t-close (merging it whole is the best it gets). O(|ids| × confidential attributes); the
 /// distributions count records.
-pub fn check_stratum(conf: &Confidential, t: f64, strata: &strata::Strata, ids: &[u32]) -> Result<()> {
+pub fn check_stratum(
+    conf: &Confidential,
+    t: f64,
+    strata: &strata::Strata,
+    ids: &[u32],
+) -> Result<()> {
     let e = conf.emd(&conf.profile(0..conf.n()));
     if e > t + verify::SLACK {
         let mut names: Vec<&str> = ids
@@ -363,8 +372,7 @@ impl<K: Space> Job<'_, K> {
             if !budget.restart(weighted_sse(space, &built, &conf.mass)) {
                 continue;
             }
-            let Some((labels, _)) =
-                verify::merge_until_close(space, &built, conf, t, &mut budget)
+            let Some((labels, _)) = verify::merge_until_close(space, &built, conf, t, &mut budget)
             else {
                 continue;
             };

@@ -64,13 +64,11 @@ impl<S: Space> Pool<S> {
             return tree.farthest(coords).expect("a remaining record") as usize;
         }
         let mut best = (f64::NEG_INFINITY, usize::MAX);
-        for &i in &self.ids {
-            let i = i as usize;
-            let s = space.dist2(i, point);
+        space.scan(&self.ids, point, |i, s| {
             if s > best.0 || (s == best.0 && i < best.1) {
                 best = (s, i);
             }
-        }
+        });
         best.1
     }
 }

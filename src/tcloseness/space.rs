@@ -12,6 +12,12 @@ use crate::index::squared_distance;
 pub trait Centroid: Clone {
     /// Squared distance to `other`.
     fn gap2(&self, other: &Self) -> f64;
+    /// [`gap2`](Self::gap2) where it is at most `limit`; otherwise some value above `limit`
+    /// (a search for the nearest point skips what cannot win or tie).
+    fn gap2_within(&self, other: &Self, limit: f64) -> f64 {
+        let _ = limit;
+        self.gap2(other)
+    }
     /// The point's coordinates, when it is a plain numeric vector.
     fn coords(&self) -> Option<&[f64]>;
 }
@@ -49,12 +55,23 @@ pub trait Space: Sync {
     fn mean(&self, sums: &Self::Sums, total: f64) -> Self::Point;
     /// Squared distance from record `i` to `point`.
     fn dist2(&self, i: usize, point: &Self::Point) -> f64;
+    /// Calls `visit(i, dist2(i, point))` for each record `i` of `ids`, in order: the same
+    /// values as [`dist2`](Self::dist2), with what the point costs prepared once.
+    fn scan(&self, ids: &[u32], point: &Self::Point, mut visit: impl FnMut(usize, f64)) {
+        for &i in ids {
+            visit(i as usize, self.dist2(i as usize, point));
+        }
+    }
     /// The rows (n × d, row-major) when the records are plain numeric vectors, for the
     /// k-d trees; `None` for a key the trees cannot index.
     fn rows(&self) -> Option<&[f64]>;
 
     /// The sums of `members`, each counted with its `mass`, and their total mass.
-    fn weighted(&self, members: impl IntoIterator<Item = usize>, mass: &[f64]) -> (Self::Sums, f64) {
+    fn weighted(
+        &self,
+        members: impl IntoIterator<Item = usize>,
+        mass: &[f64],
+    ) -> (Self::Sums, f64) {
         let mut sums = self.no_sums();
         let mut total = 0.0;
         for i in members {

@@ -84,13 +84,12 @@ fn nearest_per_run<S: Space>(
     s: &S::Point,
 ) -> Vec<Option<usize>> {
     let mut nearest = vec![(f64::INFINITY, usize::MAX); runs];
-    for &i in pool.ids() {
-        let (i, j) = (i as usize, run_of[i as usize] as usize);
-        let e = space.dist2(i, s);
+    space.scan(pool.ids(), s, |i, e| {
+        let j = run_of[i] as usize;
         if e < nearest[j].0 || (e == nearest[j].0 && i < nearest[j].1) {
             nearest[j] = (e, i);
         }
-    }
+    });
     nearest.iter().map(|b| (b.1 != usize::MAX).then_some(b.1)).collect()
 }
 

@@ -21,7 +21,11 @@ fn run(x: &Array2<f64>, k: usize, tc: &TCloseness, workflow: &Workflow) -> Resul
 
 /// Checks sizes and, per attribute, every class's EMD counting records (and the reported
 /// largest): t, like k, counts records, whatever the weights.
-pub(super) fn check(out: &TCloseOutcome, k: usize, tc: &TCloseness) -> std::result::Result<(), TestCaseError> {
+pub(super) fn check(
+    out: &TCloseOutcome,
+    k: usize,
+    tc: &TCloseness,
+) -> std::result::Result<(), TestCaseError> {
     let p = &out.outcome.partition;
     let mass = &vec![1.0; p.labels().len()];
     prop_assert!(p.group_sizes().iter().all(|&s| s >= k));
@@ -213,8 +217,9 @@ fn auto_k_first_gives_the_scans_labels_whether_it_keeps_the_trees_or_not() {
             .collect();
         let refs = [Reference::new(&codes, kinds as usize, &vec![1.0; n], false)];
         let conf = Confidential { codes: vec![codes], mass: vec![1.0; n], references: &refs };
-        let run =
-            |index| k_first::k_first(&Dense::new(&keys, d), 5, &conf, 0.15, index, &mut Budget::unlimited());
+        let run = |index| {
+            k_first::k_first(&Dense::new(&keys, d), 5, &conf, 0.15, index, &mut Budget::unlimited())
+        };
         assert_eq!(run(IndexChoice::Auto), run(IndexChoice::Off), "{kinds} kinds");
     }
 }

@@ -115,8 +115,13 @@ impl<P: Centroid> AliveCentroids<P> {
                 tree.nearest(coords).map(|(_, id)| self.labels[id as usize] as usize)
             }
             _ => {
-                let scored = self.labels.iter().zip(&self.points).map(|(&c, p)| (query.gap2(p), c));
-                let best = scored.reduce(|b, s| if (s.0, s.1) < (b.0, b.1) { s } else { b });
+                let mut best: Option<(f64, u32)> = None;
+                for (&c, p) in self.labels.iter().zip(&self.points) {
+                    let s = query.gap2_within(p, best.map_or(f64::INFINITY, |b| b.0));
+                    if best.is_none_or(|b| (s, c) < b) {
+                        best = Some((s, c));
+                    }
+                }
                 best.map(|(_, c)| c as usize)
             }
         }
