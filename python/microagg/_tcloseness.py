@@ -235,7 +235,7 @@ def _warn_single_classes(
                 f"t={t:g} made {where} one class of {int(inside.sum())} records: every record of it is "
                 "released alike; a larger t keeps more of the key",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,  # the caller of t_close_microaggregate (through t_close_prepared)
             )
 
 
