@@ -14,8 +14,7 @@ pub trait Centroid: Clone {
     fn gap2(&self, other: &Self) -> f64;
     /// [`gap2`](Self::gap2) where it is at most `limit`; otherwise some value above `limit`
     /// (a search for the nearest point skips what cannot win or tie).
-    fn gap2_within(&self, other: &Self, limit: f64) -> f64 {
-        let _ = limit;
+    fn gap2_within(&self, other: &Self, _limit: f64) -> f64 {
         self.gap2(other)
     }
     /// The point's coordinates, when it is a plain numeric vector.
