@@ -249,6 +249,12 @@ mod tests {
         let mut scanned = Vec::new();
         mixed.scan(&all, &mc, |i, e| scanned.push((i, e)));
         assert_eq!(scanned, (0..5).map(|i| (i, mixed.dist2(i, &mc))).collect::<Vec<_>>());
+        // Within a limit at or above the gap: the gap; below it: something past the limit.
+        let gap = mc.gap2(&mo);
+        assert_eq!(mc.gap2_within(&mo, gap), gap);
+        let numeric = squared_distance(&mc.numeric, &mo.numeric);
+        assert!(numeric < gap && mc.gap2_within(&mo, numeric) == gap);
+        assert!(mc.gap2_within(&mo, 0.5 * numeric) > 0.5 * numeric);
         for i in 0..5 {
             assert!(close(mixed.dist2(i, &mc), dense.dist2(i, &dc)), "record {i}");
             for j in 0..5 {
