@@ -26,7 +26,7 @@ use crate::progress::Progress;
 use crate::workflow::completion;
 use crate::workflow::evaluation::Evaluation;
 use crate::workflow::jobs::group_parts;
-use crate::workflow::parts::cut_into_parts;
+use crate::workflow::parts::{cut_into_parts, cut_mixed_into_parts};
 use crate::workflow::strata;
 use crate::workflow::weights::validate_weights;
 use crate::workflow::{Merge, NominalKey, Workflow};
@@ -115,7 +115,7 @@ pub fn microaggregate_with<S: Float, T: Float>(
     }
     workflow.check_max_part(k)?;
     if let Some(nominal) = &workflow.nominal {
-        check_nominal(nominal, method, workflow, has_missing, x.nrows())?;
+        check_nominal(nominal, method, has_missing, x.nrows())?;
     }
     let scaling = workflow.scaling(x, options.standardize)?;
     // Grouping sees the completed coordinates; the release and IL, the observed cells.
@@ -172,7 +172,13 @@ pub fn microaggregate_with<S: Float, T: Float>(
                 let units = split.as_ref().map_or_else(all, |s| s.parts.clone());
                 let parts: Vec<Vec<u32>> = units
                     .into_iter()
-                    .flat_map(|ids| cut_into_parts(x, &scaling, ids, max_part, exec))
+                    .flat_map(|ids| match &workflow.nominal {
+                        None => cut_into_parts(x, &scaling, ids, max_part, exec),
+                        Some(nominal) => {
+                            let levels = nominal.levels();
+                            cut_mixed_into_parts(x, &scaling, levels, ids, max_part, exec)
+                        }
+                    })
                     .collect();
                 (split.is_some() || parts.len() > 1).then_some(Cow::Owned(parts))
             }
@@ -210,15 +216,9 @@ pub fn microaggregate_with<S: Float, T: Float>(
 }
 
 /// Refuses a mixed key (`workflow.nominal`) that does not fit the data, with a method other
-/// than exact MDAV (the one that takes it natively), with missing values or with `max_part`
-/// (neither is carried over to the mixed key yet).
-fn check_nominal(
-    nominal: &NominalKey,
-    method: &Method,
-    workflow: &Workflow,
-    has_missing: bool,
-    n: usize,
-) -> Result<()> {
+/// than exact MDAV (the one that takes it natively) or with missing values (not carried over
+/// to the mixed key yet).
+fn check_nominal(nominal: &NominalKey, method: &Method, has_missing: bool, n: usize) -> Result<()> {
     let refuse = |reason: String| Err(Error::InvalidParameter { name: "nominal".into(), reason });
     if nominal.codes.nrows() != n {
         return refuse(format!(
@@ -234,9 +234,6 @@ fn check_nominal(
     }
     if has_missing {
         return refuse("missing values with a mixed key are completed on its embedding".into());
-    }
-    if workflow.max_part.is_some() {
-        return refuse("max_part is not carried over to a mixed key yet".into());
     }
     Ok(())
 }

@@ -58,6 +58,13 @@ pub struct NominalKey {
     pub weights: Vec<f64>,
 }
 
+impl NominalKey {
+    /// The codes and weights as the cuts of a partitioned run see them.
+    pub fn levels(&self) -> parts::LevelColumns<'_> {
+        parts::LevelColumns { codes: self.codes.view(), weights: &self.weights }
+    }
+}
+
 impl Workflow {
     /// Refuses a `max_part` below 2k: each half of a cut must keep k records.
     pub fn check_max_part(&self, k: usize) -> Result<()> {

@@ -34,17 +34,16 @@ NATIVE_METHODS = ("mdav",)
 
 def takes_natively(key: list[KeyColumn], method: str, group: Any, categorical_release: str, options: Mapping[str, Any]) -> bool:
     """Whether ``key`` is grouped natively: exact MDAV by :func:`microaggregate`, a nominal
-    column and a numeric or ordinal one, no missing cell, no ``max_part``, groups released as
-    their means (the result's SSE of another aggregation is taken around each one-hot
-    column's own median) and the mode as the categorical release (the medoid is found on the
-    embedding)."""
+    column and a numeric or ordinal one (``max_part`` cuts the parts on the key itself), no
+    missing cell, groups released as their means (the result's SSE of another aggregation
+    is taken around each one-hot column's own median) and the mode as the categorical
+    release (the medoid is found on the embedding)."""
     kinds = {c.kind == NOMINAL for c in key}
     return (
         method in NATIVE_METHODS
         and group is microaggregate
         and kinds == {True, False}
         and categorical_release == "mode"
-        and options.get("max_part") is None
         and options.get("aggregation", "mean") == "mean"
         and not any(c.missing.any() for c in key)
     )
