@@ -12,6 +12,7 @@ pub mod aggregate;
 pub mod completion;
 pub mod evaluation;
 pub mod jobs;
+pub mod level_completion;
 pub mod parts;
 pub mod strata;
 pub mod weights;
