@@ -244,6 +244,53 @@ mod tests {
     }
 
     #[test]
+    fn a_mixed_key_with_missing_codes_is_grouped_when_missing_values_are_allowed() {
+        use crate::{
+            Method, Missing, NominalKey, Options, Progress, Workflow, microaggregate_with,
+        };
+        let n = 120;
+        let x = Array2::from_shape_fn((n, 2), |(i, j)| {
+            if (i + j) % 17 == 3 { f64::NAN } else { ((i * (j + 3)) as f64 * 0.37).sin() }
+        });
+        let codes = Array2::from_shape_fn((n, 2), |(i, j)| {
+            if i % (7 + j) == 2 { -1 } else { ((i * (j + 1)) % (3 + 4 * j)) as i64 }
+        });
+        let workflow = |max_part| Workflow {
+            nominal: Some(NominalKey { codes: codes.clone(), weights: vec![1.0, 2.0] }),
+            max_part,
+            ..Workflow::default()
+        };
+        let run = |missing, max_part| {
+            let options = Options { missing, ..Options::default() };
+            let mdav = Method::parse("mdav", &[]).unwrap();
+            let w = workflow(max_part);
+            microaggregate_with::<f64, f64>(x.view(), 3, &mdav, &options, &w, &Progress::new())
+        };
+        for max_part in [None, Some(30)] {
+            let out = run(Missing::Fill, max_part).unwrap();
+            out.partition.check(3, None).unwrap();
+            assert_eq!(out.partition, run(Missing::Keep, max_part).unwrap().partition);
+        }
+        // Without a missing mode, NaN cells and missing codes are refused.
+        let err = run(Missing::Error, None).unwrap_err().to_string();
+        assert!(err.contains("missing") || err.contains("NaN"), "{err}");
+        let x = x.mapv(|v| if v.is_nan() { 0.5 } else { v });
+        let options = Options::default();
+        let mdav = Method::parse("mdav", &[]).unwrap();
+        let err = microaggregate_with::<f64, f64>(
+            x.view(),
+            3,
+            &mdav,
+            &options,
+            &workflow(None),
+            &Progress::new(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("missing nominal cell"), "{err}");
+    }
+
+    #[test]
     fn an_unobserved_column_is_named() {
         let x = array![[0.0], [1.0]];
         let err = complete_levels(
