@@ -4,8 +4,8 @@
 //!
 //! A missing cell of a nominal column gets, for grouping only, the level most probable given
 //! the record's observed attributes under a naive Bayes model fitted on the records that
-//! observed the column (the class the EM's mixture would assign, with the attributes taken
-//! as independent within a level): the level's share (add-one smoothed), times, for each
+//! observed the column (a discriminant analysis with the attributes independent within a
+//! level, so that no attribute pair's table is needed): the level's share (add-one smoothed), times, for each
 //! observed numeric column, a normal density around the level's mean of the standardized
 //! values with the column's pooled within-level variance, times, for each observed other
 //! nominal column, the smoothed share of the record's level among that level's records.
