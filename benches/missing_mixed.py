@@ -14,7 +14,10 @@ IL % against the truth, on the embedding and over every cell: 100 * (sum over nu
 of ((release - truth) / sd)^2 + sum over nominal cells of [release != truth]) / (the truth's
 SST on the embedding: n per numeric column, n/2 * (1 - sum p_l^2) * 2 per nominal one with
 w = 1). Also: the share of the hidden nominal cells released with their true level, and the
-time (one thread, best of --repeat).
+time (one thread, best of --repeat). Last, the cost of the native completion at scale: a
+synthetic key of --n records (3 normal columns, a 5 000-level Zipf code, a 41-level and a
+2-level one), complete and with 5% of the two larger codes missing, max_part = 20 000
+(the embedding would need n x 5 000 cells).
 
 Writes section (d) of ``bench-results/missing.md`` (``benches/missing.py`` writes the rest;
 rerun this after it). Asserts nothing.
@@ -99,9 +102,26 @@ def row(df: pd.DataFrame, share: float, age_share: float, repeat: int) -> list[s
     return lines
 
 
+def scale_rows(n: int, repeat: int) -> list[str]:
+    """Native run time of the synthetic many-level key, complete and with missing codes."""
+    rng = np.random.default_rng(0)
+    values: dict[str, Any] = {c: rng.normal(size=n) for c in ("a", "b", "c")}
+    values.update(region=(rng.zipf(1.3, n) % 5000).astype(str).astype(object),
+                  job=rng.integers(0, 41, n).astype(str).astype(object), sex=rng.integers(0, 2, n).astype(str))
+    kinds = {c: "nominal" for c in ("region", "job", "sex")}
+    holed = dict(values, **{c: np.where(rng.random(n) < 0.05, None, values[c]) for c in ("region", "job")})
+    out = []
+    for name, key, missing in (("complete", values, "error"), ("5% of region and job missing", holed, "fill")):
+        seconds, _ = timed(lambda: release(key, kinds, k=5, max_part=20_000, missing=missing), repeat)
+        out.append(f"| {n} | {name} | {seconds:.2f} |")
+        print(out[-1], flush=True)
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--n", type=int, default=200_000)
     args = p.parse_args()
     df = adult()
     lines = [
@@ -121,6 +141,9 @@ def main() -> None:
     print("\n".join(lines), flush=True)
     for share, age_share in ((0.05, 0.0), (0.20, 0.0), (0.05, 0.03)):
         lines += row(df, share, age_share, args.repeat)
+    lines += ["", "Native runs of a synthetic key with a 5 000-level code (k = 5, max_part = 20 000):", "",
+              "| records | key | time (s) |", "|---:|---|---:|"]
+    lines += scale_rows(args.n, args.repeat)
     path = Path(__file__).resolve().parents[1] / "bench-results" / "missing.md"
     text = path.read_text()
     text = text[: text.index(MARK)].rstrip() + "\n" if MARK in text else text.rstrip() + "\n"
