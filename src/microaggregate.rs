@@ -26,7 +26,8 @@ use crate::progress::Progress;
 use crate::workflow::completion;
 use crate::workflow::evaluation::Evaluation;
 use crate::workflow::jobs::group_parts;
-use crate::workflow::parts::cut_into_parts;
+use crate::workflow::level_completion::complete_levels;
+use crate::workflow::parts::{cut_into_parts, cut_mixed_into_parts};
 use crate::workflow::strata;
 use crate::workflow::weights::validate_weights;
 use crate::workflow::{Merge, NominalKey, Workflow};
@@ -93,7 +94,9 @@ pub fn microaggregate<S: Float, T: Float>(
 /// nothing but rounding), so IL is comparable across strata. With missing values allowed
 /// (`options.missing`), the scaling comes from the observed values, every step up to the
 /// grouping sees the matrix completed once by EM (`completion::complete`), and the
-/// evaluation releases and scores the observed cells ([`Evaluation::weighted`]).
+/// evaluation releases and scores the observed cells ([`Evaluation::weighted`]). A mixed
+/// key's missing codes (−1) are grouped at their most probable levels
+/// (`level_completion::complete_levels`), its numeric columns completed by the same EM.
 pub fn microaggregate_with<S: Float, T: Float>(
     x: ArrayView2<S>,
     k: usize,
@@ -115,13 +118,21 @@ pub fn microaggregate_with<S: Float, T: Float>(
     }
     workflow.check_max_part(k)?;
     if let Some(nominal) = &workflow.nominal {
-        check_nominal(nominal, method, workflow, has_missing, x.nrows())?;
+        check_nominal(nominal, method, options.missing, x.nrows())?;
     }
     let scaling = workflow.scaling(x, options.standardize)?;
     // Grouping sees the completed coordinates; the release and IL, the observed cells.
     let completed = if has_missing { Some(completion::complete(x)?) } else { None };
     let observed = x;
     let x = completed.as_ref().map_or(x, |c| c.view());
+    // A mixed key's missing codes: its most probable levels (level_completion), for grouping.
+    let nominal = match &workflow.nominal {
+        Some(key) if key.codes.iter().any(|&v| v < 0) => {
+            let codes = complete_levels(observed, &scaling, key.codes.view())?;
+            Some(Cow::Owned(NominalKey { codes, weights: key.weights.clone() }))
+        }
+        key => key.as_ref().map(Cow::Borrowed),
+    };
     let split = match &workflow.strata {
         Some(strata) => Some(strata::split(x, strata, k, workflow.small_strata, &scaling)?),
         None => None,
@@ -151,8 +162,9 @@ pub fn microaggregate_with<S: Float, T: Float>(
         }
     }
     progress.reset();
-    let job = |part: ArrayView2<S>, rows: Option<&[usize]>, scaling: &Scaling, exec: Exec| {
-        match &workflow.nominal {
+    let job =
+        |part: ArrayView2<S>, rows: Option<&[usize]>, scaling: &Scaling, exec: Exec| match &nominal
+        {
             None => group::<S, T>(part, k, method, scaling, options.seed, exec, progress),
             Some(nominal) => {
                 let codes = rows.map(|r| nominal.codes.select(Axis(0), r));
@@ -161,8 +173,7 @@ pub fn microaggregate_with<S: Float, T: Float>(
                 let key = MixedKey::<T>::new(part, scaling, codes, &nominal.weights)?;
                 Ok(mixed_mdav(key, k, opts, exec))
             }
-        }
-    };
+        };
     let (partition, evaluation) = options.parallelism.install(|exec| {
         let jobs = match (workflow.max_part, &split) {
             (None, None) => None,
@@ -172,7 +183,13 @@ pub fn microaggregate_with<S: Float, T: Float>(
                 let units = split.as_ref().map_or_else(all, |s| s.parts.clone());
                 let parts: Vec<Vec<u32>> = units
                     .into_iter()
-                    .flat_map(|ids| cut_into_parts(x, &scaling, ids, max_part, exec))
+                    .flat_map(|ids| match &nominal {
+                        None => cut_into_parts(x, &scaling, ids, max_part, exec),
+                        Some(nominal) => {
+                            let levels = nominal.levels();
+                            cut_mixed_into_parts(x, &scaling, levels, ids, max_part, exec)
+                        }
+                    })
                     .collect();
                 (split.is_some() || parts.len() > 1).then_some(Cow::Owned(parts))
             }
@@ -211,13 +228,11 @@ pub fn microaggregate_with<S: Float, T: Float>(
 
 /// Refuses a mixed key (`workflow.nominal`) that does not fit the data, with a method other
 /// than exact MDAV (the one that takes it natively; for t-closeness, what `"merge"` starts
-/// from), with missing values or with `max_part` (neither is carried over to the mixed key
-/// yet).
+/// from), or with a missing code (−1) that `missing` does not allow.
 pub(crate) fn check_nominal(
     nominal: &NominalKey,
     method: &Method,
-    workflow: &Workflow,
-    has_missing: bool,
+    missing: Missing,
     n: usize,
 ) -> Result<()> {
     let refuse = |reason: String| Err(Error::InvalidParameter { name: "nominal".into(), reason });
@@ -233,11 +248,11 @@ pub(crate) fn check_nominal(
             method.name()
         ));
     }
-    if has_missing {
-        return refuse("missing values with a mixed key are completed on its embedding".into());
+    if let Some(&code) = nominal.codes.iter().find(|&&v| v < -1) {
+        return refuse(format!("codes are 0.. (−1 for a missing cell), got {code}"));
     }
-    if workflow.max_part.is_some() {
-        return refuse("max_part is not carried over to a mixed key yet".into());
+    if missing == Missing::Error && nominal.codes.iter().any(|&v| v < 0) {
+        return refuse("a missing nominal cell (code −1) needs missing='fill' or 'keep'".into());
     }
     Ok(())
 }

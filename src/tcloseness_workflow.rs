@@ -19,7 +19,7 @@
 //!   naming the stratum, as without parts.
 
 use crate::dataset::{Scaling, validate_k};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::float::Float;
 use crate::method::Method;
 use crate::microaggregate::{Options, check_nominal};
@@ -64,7 +64,15 @@ pub fn t_close_microaggregate<S: Float>(
     if let Some(nominal) = &workflow.nominal {
         // A mixed key: complete, without parts, merging from exact MDAV (for now), and codes
         // and weights as the key takes them.
-        check_nominal(nominal, method, workflow, has_missing, n)?;
+        check_nominal(nominal, method, Missing::Error, n)?;
+        if has_missing || workflow.max_part.is_some() {
+            return Err(Error::InvalidParameter {
+                name: "nominal".into(),
+                reason: "t-closeness takes a mixed key with complete cells and without max_part \
+                         (those are completed and cut on its embedding)"
+                    .into(),
+            });
+        }
         MixedKey::<f64>::new(x, &scaling, nominal.codes.view(), &nominal.weights)?;
     }
     if let Some(s) = &workflow.strata {

@@ -12,6 +12,7 @@ pub mod aggregate;
 pub mod completion;
 pub mod evaluation;
 pub mod jobs;
+pub mod level_completion;
 pub mod parts;
 pub mod strata;
 pub mod weights;
@@ -56,6 +57,13 @@ pub struct NominalKey {
     pub codes: ndarray::Array2<i64>,
     /// Each nominal column's weight w (its one-hot block scaled by w/√2).
     pub weights: Vec<f64>,
+}
+
+impl NominalKey {
+    /// The codes and weights as the cuts of a partitioned run see them.
+    pub fn levels(&self) -> parts::LevelColumns<'_> {
+        parts::LevelColumns { codes: self.codes.view(), weights: &self.weights }
+    }
 }
 
 impl Workflow {

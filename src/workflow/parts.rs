@@ -48,23 +48,77 @@ pub fn cut_into_parts<S: Float>(
     max_part: usize,
     exec: Exec,
 ) -> Vec<Vec<u32>> {
-    assert!(max_part >= 1, "max_part must be positive");
-    let cutter = Cutter { x, scaling, max_part, exec };
-    let mut ids = ids;
-    let mut parts = Vec::new();
-    cutter.cut(&mut ids, &mut parts);
-    parts
+    Cutter { x, scaling, nominal: None, max_part, exec }.parts(ids)
+}
+
+/// The nominal columns of a mixed key as the cuts see them (docs/scaling.md#partitioned-runs):
+/// a code per record and column (0..L−1) and each column's weight w.
+#[derive(Debug, Clone, Copy)]
+pub struct LevelColumns<'a> {
+    /// n × c codes, each in 0..L−1.
+    pub codes: ArrayView2<'a, i64>,
+    /// The weight w of each column (its one-hot block scaled by w/√2).
+    pub weights: &'a [f64],
+}
+
+/// [`cut_into_parts`] on a mixed key: the numeric columns of `x` and the nominal `levels`,
+/// cut in the geometry of the key's one-hot embedding without building it. A level l of a
+/// column of weight w stands for its one-hot column, whose sum of squared deviations over a
+/// part of m records, c of which hold l, is (w²/2)·(c − c²/m); a cut on it puts the m − c
+/// records without l before the c with it (each side by row index). The attributes compete
+/// in the order numeric columns, then each nominal column's levels 0..L−1, so the parts are
+/// those of the embedding whose columns come in that order.
+pub fn cut_mixed_into_parts<'a, S: Float>(
+    x: ArrayView2<'a, S>,
+    scaling: &'a Scaling,
+    levels: LevelColumns<'a>,
+    ids: Vec<u32>,
+    max_part: usize,
+    exec: Exec,
+) -> Vec<Vec<u32>> {
+    let counts = levels
+        .codes
+        .columns()
+        .into_iter()
+        .map(|c| c.iter().map(|&v| v.max(0) as usize + 1).max().unwrap_or(0))
+        .collect();
+    let nominal = Some(Nominal { levels, counts });
+    Cutter { x, scaling, nominal, max_part, exec }.parts(ids)
+}
+
+/// Nominal columns with the number of levels of each (largest code + 1).
+struct Nominal<'a> {
+    levels: LevelColumns<'a>,
+    counts: Vec<usize>,
+}
+
+/// The attribute a part is cut on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    /// A numeric column of `x`.
+    Numeric(usize),
+    /// Level `level` of nominal column `column` (its one-hot column).
+    Level { column: usize, level: i64 },
 }
 
 /// The fixed inputs of one partitioning.
 struct Cutter<'a, S> {
     x: ArrayView2<'a, S>,
     scaling: &'a Scaling,
+    nominal: Option<Nominal<'a>>,
     max_part: usize,
     exec: Exec,
 }
 
 impl<S: Float> Cutter<'_, S> {
+    /// The parts of `ids`, left to right.
+    fn parts(&self, mut ids: Vec<u32>) -> Vec<Vec<u32>> {
+        assert!(self.max_part >= 1, "max_part must be positive");
+        let mut parts = Vec::new();
+        self.cut(&mut ids, &mut parts);
+        parts
+    }
+
     /// Standardized value of attribute `j` of record `id` (NaN stays NaN).
     #[inline]
     fn value(&self, id: u32, j: usize) -> f64 {
@@ -80,13 +134,22 @@ impl<S: Float> Cutter<'_, S> {
             out.push(part);
             return;
         }
-        let j = self.direction(ids);
         let half = m / 2;
-        let key = |id: u32| {
-            let v = self.value(id, j);
-            (if v.is_nan() { u64::MAX } else { order_bits(v) }, id)
-        };
-        ids.select_nth_unstable_by_key(half, |&id| key(id));
+        match self.direction(ids) {
+            Direction::Numeric(j) => {
+                let key = |id: u32| {
+                    let v = self.value(id, j);
+                    (if v.is_nan() { u64::MAX } else { order_bits(v) }, id)
+                };
+                ids.select_nth_unstable_by_key(half, |&id| key(id));
+            }
+            Direction::Level { column, level } => {
+                let codes = self.nominal.as_ref().expect("a level cut has levels").levels.codes;
+                ids.select_nth_unstable_by_key(half, |&id| {
+                    (codes[[id as usize, column]] == level, id)
+                });
+            }
+        }
         let (left, right) = ids.split_at_mut(half);
         if self.exec.is_parallel() && m >= PARALLEL_PART {
             let (mut l, mut r) = (Vec::new(), Vec::new());
@@ -99,31 +162,51 @@ impl<S: Float> Cutter<'_, S> {
         }
     }
 
-    /// The attribute whose observed standardized values have the largest sum of squared
-    /// deviations in the part (two passes: mean, then deviations).
-    fn direction(&self, ids: &[u32]) -> usize {
-        let scores: Vec<f64> = (0..self.x.ncols())
-            .map(|j| {
-                let (mut sum, mut count) = (0.0, 0usize);
+    /// The attribute with the largest sum of squared deviations in the part: each numeric
+    /// column's observed standardized values (two passes: mean, then deviations), then each
+    /// nominal level's one-hot column.
+    fn direction(&self, ids: &[u32]) -> Direction {
+        let mut scores: Vec<f64> = (0..self.x.ncols()).map(|j| self.spread(ids, j)).collect();
+        let mut at = Vec::new();
+        if let Some(nominal) = &self.nominal {
+            let m = ids.len() as f64;
+            for (column, (&levels, &w)) in
+                nominal.counts.iter().zip(nominal.levels.weights).enumerate()
+            {
+                let mut held = vec![0usize; levels];
                 for &id in ids {
-                    let v = self.value(id, j);
-                    if !v.is_nan() {
-                        sum += v;
-                        count += 1;
-                    }
+                    held[nominal.levels.codes[[id as usize, column]] as usize] += 1;
                 }
-                if count == 0 {
-                    return 0.0;
-                }
-                let mean = sum / count as f64;
-                ids.iter()
-                    .map(|&id| self.value(id, j) - mean)
-                    .filter(|dv| !dv.is_nan())
-                    .map(|dv| dv * dv)
-                    .sum()
-            })
-            .collect();
-        first_best(&scores)
+                at.push(scores.len());
+                scores.extend(held.iter().map(|&c| w * w / 2.0 * (c as f64 - (c * c) as f64 / m)));
+            }
+        }
+        let best = first_best(&scores);
+        match at.iter().rposition(|&start| start <= best) {
+            None => Direction::Numeric(best),
+            Some(column) => Direction::Level { column, level: (best - at[column]) as i64 },
+        }
+    }
+
+    /// The sum of squared deviations of numeric column `j`'s observed standardized values.
+    fn spread(&self, ids: &[u32], j: usize) -> f64 {
+        let (mut sum, mut count) = (0.0, 0usize);
+        for &id in ids {
+            let v = self.value(id, j);
+            if !v.is_nan() {
+                sum += v;
+                count += 1;
+            }
+        }
+        if count == 0 {
+            return 0.0;
+        }
+        let mean = sum / count as f64;
+        ids.iter()
+            .map(|&id| self.value(id, j) - mean)
+            .filter(|dv| !dv.is_nan())
+            .map(|dv| dv * dv)
+            .sum()
     }
 }
 
@@ -214,8 +297,54 @@ mod tests {
         assert_eq!(parts, vec![vec![2, 3, 4, 5], vec![0, 1, 6, 7]]);
     }
 
+    /// The one-hot embedding of `codes` beside `x` (levels 0..L−1 of each column, with
+    /// L its largest code + 1) and its scaling: `x`'s own, then √2/w for a level's column.
+    fn embedding(x: &Array2<f64>, codes: &Array2<i64>, weights: &[f64]) -> (Array2<f64>, Scaling) {
+        let mut columns: Vec<Vec<f64>> = x.columns().into_iter().map(|c| c.to_vec()).collect();
+        let mut scale = Scaling::fit(x.view(), true).scale;
+        for (c, &w) in codes.columns().into_iter().zip(weights) {
+            for level in 0..=*c.iter().max().unwrap() {
+                columns.push(c.iter().map(|&v| f64::from(u8::from(v == level))).collect());
+                scale.push(2f64.sqrt() / w);
+            }
+        }
+        let dense = Array2::from_shape_fn((x.nrows(), columns.len()), |(i, j)| columns[j][i]);
+        let mean = Scaling::fit(dense.view(), false).mean;
+        (dense, Scaling { mean, scale })
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn mixed_parts_are_the_embeddings(
+            n in 1usize..300, d in 1usize..3, levels in 1i64..9, many in 2i64..40,
+            max_part in 1usize..50, heavy in 0.5f64..3.0, seed in 0u64..1000
+        ) {
+            // Few distinct values and levels: ties between columns, levels and records.
+            let x = Array2::from_shape_fn((n, d), |(i, j)| {
+                ((i as u64 * 2_654_435_761 + j as u64 * 40_503 + seed) % 4) as f64
+            });
+            let codes = Array2::from_shape_fn((n, 2), |(i, j)| {
+                let h = (i as u64 * 11_400_714_819 + j as u64 * 97 + seed) % 1009;
+                (h as i64) % if j == 0 { levels } else { many }
+            });
+            let weights = [heavy, 1.0];
+            let (dense, dense_scaling) = embedding(&x, &codes, &weights);
+            let expected = Parallelism::Sequential.install(|exec| {
+                cut_into_parts(dense.view(), &dense_scaling, (0..n as u32).collect(), max_part, exec)
+            }).unwrap();
+            let scaling = Scaling::fit(x.view(), true);
+            let levels = LevelColumns { codes: codes.view(), weights: &weights };
+            for n_jobs in [1, 2] {
+                let parts = Parallelism::from_n_jobs(n_jobs).unwrap().install(|exec| {
+                    cut_mixed_into_parts(x.view(), &scaling, levels, (0..n as u32).collect(), max_part, exec)
+                }).unwrap();
+                prop_assert!(parts.iter().all(|p| p.len() <= max_part));
+                prop_assert_eq!(&parts, &expected);
+            }
+        }
+
+
         #[test]
         fn equals_the_sorting_reference(
             n in 1usize..400, d in 1usize..5, levels in 1u32..6, max_part in 1usize..60, seed in 0u64..1000

@@ -54,8 +54,7 @@ def embed(key: list[KeyColumn], attribute_weights: Mapping[Any, float]) -> Embed
         raise ValueError(
             f"the key's embedding would take {n * width * 8 / 2**30:.1f} GiB: column "
             f"{widest.name!r} has {len(widest.levels)} levels; merge its levels or drop it from the key, or group it with a "
-            f"method that takes the key without its embedding ({', '.join(NATIVE_METHODS)}; complete, "
-            "without max_part)"
+            f"method that takes the key without its embedding ({', '.join(NATIVE_METHODS)})"
         )
     matrix = np.empty((n, width), dtype=np.float64, order="F")
     scale = np.empty(width, dtype=np.float64)

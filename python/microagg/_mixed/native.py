@@ -46,19 +46,21 @@ def _is_t_close(group: Any) -> bool:
 
 def takes_natively(key: list[KeyColumn], method: str, group: Any, categorical_release: str, options: Mapping[str, Any]) -> bool:
     """Whether ``key`` is grouped natively: exact MDAV by :func:`microaggregate` or to start
-    :func:`t_close_microaggregate` from, a nominal column and a numeric or ordinal one, no missing cell, no ``max_part``, groups released as
-    their means (the result's SSE of another aggregation is taken around each one-hot
-    column's own median) and the mode as the categorical release (the medoid is found on the
-    embedding)."""
+    :func:`t_close_microaggregate` from, a nominal column and a numeric or ordinal one
+    (``max_part`` cuts the parts on the key itself; a missing nominal cell is completed by
+    its most probable level, a numeric one by EM; t-closeness takes complete cells without
+    ``max_part`` only), groups released as their means (the result's SSE of another
+    aggregation is taken around each one-hot column's own median) and the mode as the
+    categorical release (the medoid is found on the embedding)."""
     kinds = {c.kind == NOMINAL for c in key}
+    t_close = _is_t_close(group)
     return (
         method in NATIVE_METHODS
-        and (group is microaggregate or _is_t_close(group))
+        and (group is microaggregate or t_close)
         and kinds == {True, False}
         and categorical_release == "mode"
-        and options.get("max_part") is None
         and options.get("aggregation", "mean") == "mean"
-        and not any(c.missing.any() for c in key)
+        and not (t_close and (options.get("max_part") is not None or any(c.missing.any() for c in key)))
     )
 
 
@@ -87,8 +89,8 @@ def group_natively(
     like nominal ones) and the result, with SSE and SST on the embedding."""
     numeric = [c for c in key if c.kind != NOMINAL]
     nominal = [c for c in key if c.kind == NOMINAL]
-    matrix = np.column_stack([c.values.astype(np.float64) for c in numeric])
-    sd = matrix.std(axis=0)
+    matrix = np.column_stack([np.where(c.missing, np.nan, c.values.astype(np.float64)) for c in numeric])
+    sd = np.nanstd(matrix, axis=0)
     scale = np.where(sd > 0, sd, 1.0) / np.array([attribute_weights.get(c.name, 1.0) for c in numeric])
     weights = np.array([attribute_weights.get(c.name, 1.0) for c in nominal])
     codes = np.column_stack([c.values.astype(np.int64) for c in nominal])
@@ -121,9 +123,10 @@ def group_natively(
         w = w * 2.0 ** (1 - np.frexp(w.max())[1])
     everyone = np.zeros(codes.shape[0], dtype=np.int64)
     sse, sst = res.sse, res.sst
-    for j, wj in enumerate(weights):
+    for j, wj in enumerate(weights):  # observed cells only, as the core's numeric part
         sse += wj**2 / 2 * _nominal_sum_of_squares(codes[:, j], res.labels, w)
         sst += wj**2 / 2 * _nominal_sum_of_squares(codes[:, j], everyone, w)
     released = res.aggregated
     values = {c.name: released[:, j] for j, c in enumerate(numeric) if c.kind == NUMERIC}
-    return values, dataclasses.replace(res, sse=sse, sst=sst)
+    n_filled = res.n_filled + (int((codes < 0).sum()) if res.missing == "fill" else 0)
+    return values, dataclasses.replace(res, sse=sse, sst=sst, n_filled=n_filled)

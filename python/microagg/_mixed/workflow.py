@@ -1,7 +1,8 @@
 """The mixed-key workflow: embed the key, group it with ``microaggregate``, release each
 column (numbers aggregated in their units, categories by :mod:`.release`'s rules).
 
-Missing categorical cells go through ``microaggregate``'s completion like numeric ones.
+Missing categorical cells go through ``microaggregate``'s completion like numeric ones (on
+the embedding), or the core's completion by the most probable level (the native key).
 ``missing="fill"`` releases the group's mode/median over its observed members; a group with
 no observed member releases that of its stratum's observed values (the stratum of its first
 record), or of the whole file's. ``missing="keep"`` leaves the cell missing.
