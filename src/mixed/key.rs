@@ -1,11 +1,11 @@
 //! The mixed key's working data: the numeric columns' working copy ([`WorkingSet`], centered
 //! and scaled) and the nominal codes beside it, column-major, moved together.
 
-use super::reference::{Nominal, Reference};
+use super::reference::{Nominal, Reference, Scorer};
 use crate::dataset::{Scaling, WorkingSet};
 use crate::error::{Error, Result};
 use crate::float::Float;
-use crate::kernels::{BLOCK, Metric, ScoreVisitor};
+use crate::kernels::{self, Metric, ScoreVisitor};
 use crate::parallel::Exec;
 use ndarray::ArrayView2;
 
@@ -197,22 +197,6 @@ impl<T: Float> MixedKey<T> {
         reference: &Reference<T>,
         make: impl Fn() -> V + Sync,
     ) -> V {
-        exec.map_range(
-            m,
-            |lo, hi| {
-                let mut v = make();
-                let mut buf = [T::zero(); BLOCK];
-                let mut start = lo;
-                while start < hi {
-                    let len = BLOCK.min(hi - start);
-                    reference.fill(self, start, &mut buf[..len]);
-                    v.visit(&buf[..len], self.ids(), start);
-                    start += len;
-                }
-                v
-            },
-            V::merge,
-        )
-        .unwrap_or_else(make)
+        kernels::scan_with(exec, &self.numeric, m, &Scorer { key: self, reference }, make)
     }
 }

@@ -17,3 +17,4 @@ mod reference;
 
 pub use key::MixedKey;
 pub use reference::Reference;
+pub(crate) use reference::Scorer;
