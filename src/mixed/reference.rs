@@ -57,28 +57,45 @@ impl<T: Float> Reference<T> {
         (norm, nominal, scale)
     }
 
-    /// Writes the scores of positions `start..start + out.len()` of `key` to `out`: the
-    /// numeric part attribute by attribute as the complete kernels do (`kernels::Complete`,
-    /// the same operations in the same order), then the nominal terms attribute by attribute
-    /// over the block (a compare and select for a record's level, a gather of the per-level
-    /// terms for a centroid), written so that they vectorize on the scan's instruction set.
+    /// Writes the scores of positions `start..start + out.len()` of `key` to `out`, 16
+    /// positions at a time kept in registers ([`Self::fill_lanes`]), then one by one.
     #[inline(always)]
     pub fn fill(&self, key: &MixedKey<T>, start: usize, out: &mut [T]) {
+        let mut lanes = out.chunks_exact_mut(LANES);
+        let mut at = start;
+        for o in &mut lanes {
+            self.fill_lanes::<LANES>(key, at, o.try_into().expect("LANES"));
+            at += LANES;
+        }
+        for o in lanes.into_remainder() {
+            let mut one = [T::zero()];
+            self.fill_lanes::<1>(key, at, &mut one);
+            *o = one[0];
+            at += 1;
+        }
+    }
+
+    /// The scores of the `L` positions from `start`: the numeric part attribute by attribute
+    /// as the complete kernels compute it (`kernels::Complete`, the same operations in the
+    /// same order), then the nominal terms in attribute order (a compare and select for a
+    /// record's level, a gather of the per-level terms for a centroid): the same operations
+    /// for any `L`, so the lane path and the tail path give bit-identical scores.
+    #[inline(always)]
+    fn fill_lanes<const L: usize>(&self, key: &MixedKey<T>, start: usize, out: &mut [T; L]) {
         let ws = key.numeric();
+        let mut acc = [T::zero(); L];
         if self.numeric.is_empty() {
-            let end = start + out.len();
-            match self.metric {
-                Metric::Algebraic => out.copy_from_slice(&ws.half_norms()[start..end]),
-                Metric::Direct => out.fill(T::zero()),
+            if self.metric == Metric::Algebraic {
+                acc.copy_from_slice(&ws.half_norms()[start..start + L]);
             }
         } else {
-            Complete { reference: &self.numeric, metric: self.metric }.fill(ws, start, out);
+            Complete { reference: &self.numeric, metric: self.metric }.fill(ws, start, &mut acc);
         }
         for (a, part) in self.nominal.iter().enumerate() {
-            let codes = &key.codes(a)[start..start + out.len()];
+            let codes: &[u32; L] = key.codes(a)[start..start + L].try_into().expect("L codes");
             match part {
                 &Nominal::Level { level, same, other } => {
-                    for (o, &c) in out.iter_mut().zip(codes) {
+                    for (o, &c) in acc.iter_mut().zip(codes) {
                         *o += if c == level { same } else { other };
                     }
                 }
@@ -86,14 +103,18 @@ impl<T: Float> Reference<T> {
                     // Every code is below the levels' count: the clamp changes no index,
                     // and lets the compiler gather without a bounds check per record.
                     let last = terms.len() - 1;
-                    for (o, &c) in out.iter_mut().zip(codes) {
+                    for (o, &c) in acc.iter_mut().zip(codes) {
                         *o += terms[(c as usize).min(last)];
                     }
                 }
             }
         }
+        *out = acc;
     }
 }
+
+/// Positions scored together in registers (one AVX-512 register of f32, as the kernels').
+const LANES: usize = 16;
 
 /// A [`Reference`] scoring the records of its key block by block, for the kernels' scans
 /// (`kernels::scan_with`: threads, and the instruction set chosen at run time).
