@@ -92,20 +92,16 @@ impl<T: Float> Reference<T> {
             Complete { reference: &self.numeric, metric: self.metric }.fill(ws, start, &mut acc);
         }
         for (a, part) in self.nominal.iter().enumerate() {
-            let codes: &[u32; L] = key.codes(a)[start..start + L].try_into().expect("L codes");
+            let codes = key.code_column(a);
             match part {
                 &Nominal::Level { level, same, other } => {
-                    for (o, &c) in acc.iter_mut().zip(codes) {
-                        *o += if c == level { same } else { other };
-                    }
+                    codes.add_terms(start, &mut acc, |c| if c == level { same } else { other });
                 }
                 Nominal::Levels(terms) => {
                     // Every code is below the levels' count: the clamp changes no index,
                     // and lets the compiler gather without a bounds check per record.
                     let last = terms.len() - 1;
-                    for (o, &c) in acc.iter_mut().zip(codes) {
-                        *o += terms[(c as usize).min(last)];
-                    }
+                    codes.add_terms(start, &mut acc, |c| terms[(c as usize).min(last)]);
                 }
             }
         }

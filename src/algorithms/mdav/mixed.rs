@@ -334,12 +334,13 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(40))]
         /// Every mode on the mixed key gives the textbook MDAV's partition of the dense
-        /// embedding: few-level, many-level and weighted nominal columns.
+        /// embedding: few-level, many-level (codes in one and two bytes) and weighted nominal
+        /// columns.
         #[test]
         fn mixed_key_gives_the_embedding_partition(
             n in 1usize..250,
             d in 1usize..4,
-            levels in prop::collection::vec(prop_oneof![2usize..4, 20usize..200], 0..4),
+            levels in prop::collection::vec(prop_oneof![2usize..4, 20usize..200, 257usize..600], 0..4),
             k in 2usize..8,
             seed: u64,
         ) {
