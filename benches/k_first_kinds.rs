@@ -13,7 +13,7 @@
 //! k = 5, t = 0.15 (Gaussian) and t = 0.1 (Adult).
 
 use microagg::IndexChoice;
-use microagg::engine::{Budget, Confidential, Reference, Scaling, k_first};
+use microagg::engine::{Budget, Confidential, Dense, Reference, Scaling, k_first};
 use ndarray::Array2;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
@@ -44,7 +44,8 @@ fn row(name: &str, keys: &Array2<f64>, codes: Vec<u32>, k: usize, t: f64) {
     let run = |index| {
         let (rows, conf) = (&rows, &conf);
         move || {
-            k_first::k_first(rows, d, k, conf, t, index, &mut Budget::unlimited()).expect("free")
+            k_first::k_first(&Dense::new(rows, d), k, conf, t, index, &mut Budget::unlimited())
+                .expect("free")
         }
     };
     let (scan, scan_labels) = timed(run(IndexChoice::Off));

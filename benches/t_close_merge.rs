@@ -9,7 +9,7 @@
 
 use microagg::Progress;
 use microagg::engine::{
-    Budget, Confidential, Exec, MdavOptions, Reference, Scaling, WorkingSet, mdav, verify,
+    Budget, Confidential, Dense, Exec, MdavOptions, Reference, Scaling, WorkingSet, mdav, verify,
 };
 use ndarray::Array2;
 use rand::SeedableRng;
@@ -49,9 +49,14 @@ fn main() {
             let refs = [Reference::new(&codes, 4, &mass, false)];
             let conf = Confidential { codes: vec![codes], mass, references: &refs };
             let start = Instant::now();
-            let (labels, merges) =
-                verify::merge_until_close(&rows, d, &built, &conf, t, &mut Budget::unlimited())
-                    .expect("no limit");
+            let (labels, merges) = verify::merge_until_close(
+                &Dense::new(&rows, d),
+                &built,
+                &conf,
+                t,
+                &mut Budget::unlimited(),
+            )
+            .expect("no limit");
             let seconds = start.elapsed().as_secs_f64();
             let (before, after) = (classes(&built), classes(&labels));
             println!("| {n} | {d} | {before} | {merges} | {after} | {seconds:.3} |");

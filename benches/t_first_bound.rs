@@ -8,7 +8,7 @@
 //! bench-results/t_closeness.md): k′, that bound, the largest class EMD as built, how many
 //! classes were above t and how many merges verification made.
 
-use microagg::engine::{Budget, Confidential, Reference, Scaling, t_first, verify};
+use microagg::engine::{Budget, Confidential, Dense, Reference, Scaling, t_first, verify};
 use ndarray::{Array2, Axis};
 
 fn census() -> Array2<f64> {
@@ -54,7 +54,8 @@ fn main() {
                 let runs = t_first::run_count(n, k, t);
                 let bound = (n - runs) as f64 / (2.0 * runs as f64 * (n - 1) as f64);
                 let free = &mut Budget::unlimited();
-                let built = t_first::t_first(&rows, d, k, &conf, t, false, free).expect("no limit");
+                let built = t_first::t_first(&Dense::new(&rows, d), k, &conf, t, false, free)
+                    .expect("no limit");
                 let g = built.iter().map(|&l| l as usize + 1).max().unwrap_or(0);
                 let emd: Vec<f64> = (0..g)
                     .map(|c| conf.emd(&conf.profile((0..n).filter(|&i| built[i] as usize == c))))
@@ -62,7 +63,8 @@ fn main() {
                 let largest = emd.iter().fold(0.0f64, |a, &b| a.max(b));
                 let above = emd.iter().filter(|&&e| e > t + verify::SLACK).count();
                 let (_, merges) =
-                    verify::merge_until_close(&rows, d, &built, &conf, t, free).expect("no limit");
+                    verify::merge_until_close(&Dense::new(&rows, d), &built, &conf, t, free)
+                        .expect("no limit");
                 println!(
                     "| {which} | {k} | {t} | {runs} | {bound:.3} | {largest:.3} | {above} of {g} | {merges} |"
                 );

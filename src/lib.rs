@@ -86,5 +86,6 @@ pub mod engine {
     pub use crate::tcloseness::budget::Budget;
     pub use crate::tcloseness::confidential::Confidential;
     pub use crate::tcloseness::emd::Reference;
+    pub use crate::tcloseness::space::Dense;
     pub use crate::tcloseness::{k_first, t_first, verify};
 }

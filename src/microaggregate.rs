@@ -210,9 +210,10 @@ pub fn microaggregate_with<S: Float, T: Float>(
 }
 
 /// Refuses a mixed key (`workflow.nominal`) that does not fit the data, with a method other
-/// than exact MDAV (the one that takes it natively), with missing values or with `max_part`
-/// (neither is carried over to the mixed key yet).
-fn check_nominal(
+/// than exact MDAV (the one that takes it natively; for t-closeness, what `"merge"` starts
+/// from), with missing values or with `max_part` (neither is carried over to the mixed key
+/// yet).
+pub(crate) fn check_nominal(
     nominal: &NominalKey,
     method: &Method,
     workflow: &Workflow,

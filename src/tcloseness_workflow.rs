@@ -22,12 +22,14 @@ use crate::dataset::{Scaling, validate_k};
 use crate::error::Result;
 use crate::float::Float;
 use crate::method::Method;
-use crate::microaggregate::Options;
+use crate::microaggregate::{Options, check_nominal};
 use crate::missing::Missing;
+use crate::mixed::MixedKey;
 use crate::parallel::Exec;
 use crate::progress::Progress;
 use crate::tcloseness::budget::Budget;
 use crate::tcloseness::confidential::Confidential;
+use crate::tcloseness::space::Dense;
 use crate::tcloseness::{TCloseOutcome, TCloseness, check_stratum, t_close_complete_keys, verify};
 use crate::workflow::completion;
 use crate::workflow::evaluation::Evaluation;
@@ -58,10 +60,16 @@ pub fn t_close_microaggregate<S: Float>(
     if let Some(w) = &workflow.weights {
         validate_weights(w, n)?;
     }
+    let scaling = workflow.scaling(x, options.standardize)?;
+    if let Some(nominal) = &workflow.nominal {
+        // A mixed key: complete, without parts, merging from exact MDAV (for now), and codes
+        // and weights as the key takes them.
+        check_nominal(nominal, method, workflow, has_missing, n)?;
+        MixedKey::<f64>::new(x, &scaling, nominal.codes.view(), &nominal.weights)?;
+    }
     if let Some(s) = &workflow.strata {
         check_strata_early(tc, s, k, workflow.small_strata)?;
     }
-    let scaling = workflow.scaling(x, options.standardize)?;
     let completed = if has_missing { Some(completion::complete(x)?) } else { None };
     let keys = completed.as_ref().map_or(x, |c| c.view());
     let parts =
@@ -121,7 +129,11 @@ fn check_strata_early(
     if small == SmallStrata::Merge && members.iter().any(|m| !m.is_empty() && m.len() < k) {
         return Ok(());
     }
-    members.iter().filter(|m| m.len() >= k).try_for_each(|ids| check_stratum(tc, strata, ids))
+    let references = tc.references();
+    members.iter().filter(|m| m.len() >= k).try_for_each(|ids| {
+        let codes = tc.sensitive.iter().map(|a| a.codes.as_slice());
+        check_stratum(&Confidential::of(codes, ids, None, &references), tc.t, strata, ids)
+    })
 }
 
 /// The parts of a partitioned t-close run as strata (each named by the strata it holds,
@@ -155,16 +167,12 @@ fn t_close_parts<S: Float>(
         }
         let labels: Vec<u32> = ids.iter().map(|&i| codes[i as usize]).collect();
         let joined = if parts.len() > 1 {
-            let conf = Confidential {
-                codes: tc.sensitive.iter().map(|a| pick(&a.codes, &ids)).collect(),
-                mass: pick(&mass, &ids),
-                references: &references,
-            };
+            let codes = tc.sensitive.iter().map(|a| a.codes.as_slice());
+            let conf = Confidential::of(codes, &ids, Some(&mass), &references);
             let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
             let rows = scaling.rows_of::<S, f64>(x.select(Axis(0), &rows).view())?;
             verify::merge_until_close(
-                &rows,
-                x.ncols(),
+                &Dense::new(&rows, x.ncols()),
                 &labels,
                 &conf,
                 tc.t,
@@ -183,11 +191,6 @@ fn t_close_parts<S: Float>(
         names.extend(std::iter::repeat_n(name, count));
     }
     Ok((Strata::new(codes, names)?, split.map_or_else(Vec::new, |s| s.merges)))
-}
-
-/// The values of `all` at `ids`.
-fn pick<T: Copy>(all: &[T], ids: &[u32]) -> Vec<T> {
-    ids.iter().map(|&i| all[i as usize]).collect()
 }
 
 /// How messages name the records `ids` (a stratum, or strata merged into one): their strata

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._api import MicroaggregationResult, prepare_run, released_result
+from ._api import MicroaggregationResult, PreparedRun, prepare_run, released_result
 from ._validation import as_data_matrix, check_str
 from ._assess_input import as_release
 from ._frames import as_frame, column
@@ -156,6 +156,13 @@ def t_close_microaggregate(
         by=by, small_strata=small_strata, weights=weights, aggregation=aggregation, trim=trim, missing=missing,
         max_part=max_part, method_params=method_params,
     )
+    return t_close_prepared(run, method, sensitive=sensitive, t=t, t_method=t_method, kinds=kinds)
+
+
+def t_close_prepared(run: PreparedRun, method: str, *, sensitive: Any, t: Any, t_method: Any, kinds: Any) -> TCloseResult:
+    """:func:`t_close_microaggregate` of a run already checked by :func:`prepare_run` (whose
+    workflow may also carry a mixed key's nominal codes, ``_mixed/native.py``); the other
+    arguments are its own."""
     t = _check_t(t)
     t_method = check_str(t_method, "t_method")
     names, columns = _sensitive_columns(sensitive, run.matrix.shape[0])
@@ -228,7 +235,7 @@ def _warn_single_classes(
                 f"t={t:g} made {where} one class of {int(inside.sum())} records: every record of it is "
                 "released alike; a larger t keeps more of the key",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,  # the caller of t_close_microaggregate (through t_close_prepared)
             )
 
 

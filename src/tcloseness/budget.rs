@@ -3,7 +3,7 @@
 //! complete candidate cannot be chosen and is dropped where it stands. The classes a
 //! candidate forms are also what its progress counts.
 
-use super::pool::row;
+use super::space::Space;
 use crate::progress::Share;
 
 /// Relative margin on the limit: the SSE charged here and the SSE `"auto"` compares are
@@ -57,62 +57,47 @@ impl<'a> Budget<'a> {
         self.spent <= self.limit
     }
 
-    /// Adds the SSE of a new class `members` of `rows` (n × d), each record counting with its
+    /// Adds the SSE of a new class `members` of `space`, each record counting with its
     /// `mass`, around their weighted mean; false once over the limit.
-    pub fn charge_class(
-        &mut self,
-        rows: &[f64],
-        d: usize,
-        members: &[usize],
-        mass: &[f64],
-    ) -> bool {
+    pub fn charge_class<S: Space>(&mut self, space: &S, members: &[usize], mass: &[f64]) -> bool {
         if let Some(p) = self.progress {
             p.add(members.len());
         }
-        let total: f64 = members.iter().map(|&i| mass[i]).sum();
+        let (sums, total) = space.weighted(members.iter().copied(), mass);
         if total <= 0.0 {
             return self.spent <= self.limit;
         }
-        let mut mean = vec![0.0; d];
-        for &i in members {
-            mean.iter_mut().zip(row(rows, d, i)).for_each(|(c, v)| *c += mass[i] * v / total);
-        }
-        let sse = members
-            .iter()
-            .map(|&i| {
-                mass[i]
-                    * row(rows, d, i).iter().zip(&mean).map(|(v, c)| (v - c) * (v - c)).sum::<f64>()
-            })
-            .sum();
-        self.charge(sse)
+        let mean = space.mean(&sums, total);
+        self.charge(members.iter().map(|&i| mass[i] * space.dist2(i, &mean)).sum())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tcloseness::space::Dense;
 
     #[test]
     fn a_class_charges_its_weighted_sse_and_the_limit_keeps_ties() {
         // Points 0 and 2 (mass 1 and 3): weighted mean 1.5, SSE 1·1.5² + 3·0.5² = 3.
-        let rows = [0.0, 2.0];
+        let rows = Dense::new(&[0.0, 2.0], 1);
         let mut b = Budget::below(3.0);
-        assert!(b.charge_class(&rows, 1, &[0, 1], &[1.0, 3.0]), "a tie is kept");
+        assert!(b.charge_class(&rows, &[0, 1], &[1.0, 3.0]), "a tie is kept");
         assert!(!b.charge(1e-6));
         let mut free = Budget::unlimited();
-        assert!(free.charge_class(&rows, 1, &[0, 1], &[0.0, 0.0]) && free.restart(1e300));
+        assert!(free.charge_class(&rows, &[0, 1], &[0.0, 0.0]) && free.restart(1e300));
         assert!(!Budget::below(2.0).restart(3.0));
     }
 
     #[test]
     fn the_records_of_every_class_charged_are_counted_once_per_candidate() {
-        let rows = [0.0, 2.0, 4.0, 6.0];
+        let rows = Dense::new(&[0.0, 2.0, 4.0, 6.0], 1);
         let progress = crate::progress::Progress::new();
         let share = Share::new(&progress, 2); // two candidates over the same 4 records
         for _ in 0..2 {
             let mut b = Budget::unlimited().counting(&share);
-            assert!(b.charge_class(&rows, 1, &[0, 1, 2], &[1.0; 4]));
-            assert!(b.charge_class(&rows, 1, &[3], &[1.0; 4]));
+            assert!(b.charge_class(&rows, &[0, 1, 2], &[1.0; 4]));
+            assert!(b.charge_class(&rows, &[3], &[1.0; 4]));
         }
         assert_eq!(progress.get(), 4);
         assert!(Budget::unlimited().counting(&share) == Budget::unlimited());

@@ -23,7 +23,26 @@ pub struct Confidential<'a> {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Profile(Vec<Hist>);
 
-impl Confidential<'_> {
+impl<'a> Confidential<'a> {
+    /// The confidential values of the file's records `ids` (in that order): each attribute's
+    /// `codes` over the whole file, each record's `mass` (1 each when `None`), and the file's
+    /// distributions.
+    pub fn of<'c>(
+        codes: impl IntoIterator<Item = &'c [u32]>,
+        ids: &[u32],
+        mass: Option<&[f64]>,
+        references: &'a [Reference],
+    ) -> Self {
+        Confidential {
+            codes: codes
+                .into_iter()
+                .map(|c| ids.iter().map(|&i| c[i as usize]).collect())
+                .collect(),
+            mass: ids.iter().map(|&i| mass.map_or(1.0, |m| m[i as usize])).collect(),
+            references,
+        }
+    }
+
     /// Number of records.
     pub fn n(&self) -> usize {
         self.mass.len()

@@ -15,7 +15,8 @@
 use super::buckets::Buckets;
 use super::budget::Budget;
 use super::confidential::{Confidential, Profile};
-use super::pool::{Classes, Pool, dist2, row};
+use super::pool::{Classes, Pool};
+use super::space::{Centroid, Space};
 use crate::index::IndexChoice;
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -25,14 +26,13 @@ use std::collections::HashMap;
 /// 10⁵, 4 to 192 Zipf-distributed kinds) and Adult (7 to 41 kinds), `benches/k_first_kinds.rs`.
 const QUERY_COST: usize = 12;
 
-/// Labels (0..g) of the records of `rows` (standardized keys, n × d, n ≥ k) grouped by
-/// k-first. Classes may still be above `t`: the caller verifies and merges. `index` says
-/// whether the searches are indexed (`Auto`: where exact MDAV would index n records of d
-/// attributes, until `scan_is_cheaper`); the labels are the same either way. `None` once
-/// the classes formed cost more than `budget` allows.
-pub fn k_first(
-    rows: &[f64],
-    d: usize,
+/// Labels (0..g) of the records of `space` (n ≥ k) grouped by k-first. Classes may still be
+/// above `t`: the caller verifies and merges. `index` says whether the searches are indexed
+/// (`Auto`: where exact MDAV would index n records of d attributes, until
+/// `scan_is_cheaper`; never on a key without [`Space::rows`]); the labels are the same
+/// either way. `None` once the classes formed cost more than `budget` allows.
+pub fn k_first<S: Space>(
+    space: &S,
     k: usize,
     conf: &Confidential,
     t: f64,
@@ -41,23 +41,24 @@ pub fn k_first(
 ) -> Option<Vec<u32>> {
     let n = conf.n();
     let (kind_of, kinds) = kinds(conf);
-    let indexed = index.picks(IndexChoice::Auto.uses(n, d));
-    let mut pool = Pool::full(rows, d, indexed);
-    let mut buckets = indexed.then(|| Buckets::new(rows, d, &kind_of, kinds));
+    let d = space.d();
+    let rows = space.rows().filter(|_| index.picks(IndexChoice::Auto.uses(n, d)));
+    let mut pool = Pool::full(space, rows.is_some());
+    let mut buckets = rows.map(|rows| Buckets::new(rows, d, &kind_of, kinds));
     let mut classes = Classes::new(n);
     let mut previous: Option<usize> = None;
     // Records and groups formed by the trees so far.
     let mut grown = (0usize, 0usize);
-    let mut form = |pool: &mut Pool, grow: bool, previous: &mut Option<usize>| {
+    let mut form = |pool: &mut Pool<S>, grow: bool, previous: &mut Option<usize>| {
         let from = match previous.take() {
-            Some(s) => row(rows, d, s).to_vec(),
-            None => pool.centroid(),
+            Some(s) => space.record(s),
+            None => pool.centroid(space),
         };
-        let seed = pool.farthest(rows, d, &from);
+        let seed = pool.farthest(space, &from);
         let t = if grow { t } else { f64::INFINITY };
         let members = match &mut buckets {
-            Some(b) => group_by_kind(rows, d, k, conf, t, b, seed),
-            None => group_around(rows, d, k, conf, t, pool, seed),
+            Some(b) => group_by_kind(space, k, conf, t, b, seed),
+            None => group_around(space, k, conf, t, pool, seed),
         };
         if let Some(b) = buckets.as_ref().filter(|_| index == IndexChoice::Auto) {
             grown = (grown.0 + members.len(), grown.1 + 1);
@@ -66,10 +67,10 @@ pub fn k_first(
             }
         }
         for &i in &members {
-            pool.remove(rows, d, i);
+            pool.remove(space, i);
         }
-        classes.push(rows, d, &members);
-        budget.charge_class(rows, d, &members, &conf.mass).then_some(seed)
+        classes.push(space, &members);
+        budget.charge_class(space, &members, &conf.mass).then_some(seed)
     };
     while pool.len() >= 3 * k {
         // MDAV alternates: a seed farthest from the centroid, then the one farthest from it.
@@ -81,12 +82,12 @@ pub fn k_first(
     }
     let rest: Vec<usize> = pool.ids().iter().map(|&i| i as usize).collect();
     let leftovers = if rest.len() >= k {
-        classes.push(rows, d, &rest);
+        classes.push(space, &rest);
         Vec::new()
     } else {
         pool.ids().to_vec()
     };
-    Some(classes.finish(rows, d, &leftovers))
+    Some(classes.finish(space, &leftovers))
 }
 
 /// Whether the scan would form a group of the average size of the `grown` ones (records,
@@ -102,21 +103,17 @@ fn scan_is_cheaper(grown: (usize, usize), buckets: &Buckets, remaining: usize) -
 /// and, while the group is above `t`, the nearest remaining record whose addition lowers
 /// its EMD (searched again from the nearest after each addition), in the order they join.
 /// Candidates are sorted lazily, a growing prefix at a time.
-fn group_around(
-    rows: &[f64],
-    d: usize,
+fn group_around<S: Space>(
+    space: &S,
     k: usize,
     conf: &Confidential,
     t: f64,
-    pool: &Pool,
+    pool: &Pool<S>,
     seed: usize,
 ) -> Vec<usize> {
-    let s = row(rows, d, seed);
-    let mut cand: Vec<(f64, u32)> = pool
-        .ids()
-        .iter()
-        .map(|&i| (if i as usize == seed { -1.0 } else { dist2(row(rows, d, i as usize), s) }, i))
-        .collect();
+    let s = space.record(seed);
+    let mut cand: Vec<(f64, u32)> = Vec::with_capacity(pool.len());
+    space.scan(pool.ids(), &s, |i, e| cand.push((if i == seed { -1.0 } else { e }, i as u32)));
     let order =
         |a: &(f64, u32), b: &(f64, u32)| -> Ordering { a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)) };
     if k < cand.len() {
@@ -156,17 +153,17 @@ fn group_around(
 }
 
 /// [`group_around`]'s group from the trees of the remaining records by kind, which lose
-/// the group's records as they join.
-fn group_by_kind(
-    rows: &[f64],
-    d: usize,
+/// the group's records as they join (a key with [`Space::rows`]).
+fn group_by_kind<S: Space>(
+    space: &S,
     k: usize,
     conf: &Confidential,
     t: f64,
     buckets: &mut Buckets,
     seed: usize,
 ) -> Vec<usize> {
-    let s = row(rows, d, seed).to_vec();
+    let seed_point = space.record(seed);
+    let s = seed_point.coords().expect("the trees index numeric rows");
     let mut members = vec![seed];
     buckets.remove(seed);
     let mut profile = conf.profile([seed]);
@@ -180,7 +177,7 @@ fn group_by_kind(
             if with.zip(emd).is_some_and(|(with, emd)| with >= emd) {
                 continue;
             }
-            let (dist, i) = buckets.nearest(b, &s).expect("a remaining record");
+            let (dist, i) = buckets.nearest(b, s).expect("a remaining record");
             if best.is_none_or(|(bd, bi, _)| (dist, i) < (bd, bi)) {
                 best = Some((dist, i, with.unwrap_or(0.0)));
             }

@@ -14,10 +14,13 @@ pub mod budget;
 pub mod confidential;
 pub mod emd;
 pub mod k_first;
+pub mod mixed_space;
 pub mod pool;
+pub mod space;
 pub mod t_first;
 pub mod verify;
 
+use crate::algorithms::mdav::mixed::mixed_mdav;
 use crate::dataset::Scaling;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -25,17 +28,18 @@ use crate::index::IndexChoice;
 use crate::method::Method;
 use crate::microaggregate::{Options, Outcome, group};
 use crate::missing::Missing;
-use crate::parallel::Exec;
+use crate::mixed::MixedKey;
 use crate::partition::Partition;
 use crate::progress::{Progress, Share};
-use crate::workflow::Workflow;
 use crate::workflow::evaluation::Evaluation;
 use crate::workflow::jobs::group_parts;
-use crate::workflow::strata;
+use crate::workflow::{Workflow, strata};
 use budget::Budget;
 use confidential::Confidential;
 use emd::Reference;
+use mixed_space::MixedSpace;
 use ndarray::{ArrayView2, Axis};
+use space::{Dense, Space};
 use std::sync::Mutex;
 
 /// One confidential attribute: each record's code, 0..n_values (the rank of its value
@@ -155,8 +159,10 @@ impl TCloseness {
     }
 }
 
-/// Microaggregates `x` (complete keys, grouped in the units of `workflow.scaling`) into
-/// classes of at least `k` records, each t-close for every confidential attribute of `tc`, inside
+/// Microaggregates `x` (complete keys, grouped in the units of `workflow.scaling`; with
+/// `workflow.nominal`, a mixed key of these numeric columns and nominal codes, grouped in its
+/// one-hot embedding's geometry without building it, [`mixed_space`]) into classes of at
+/// least `k` records, each t-close for every confidential attribute of `tc`, inside
 /// the workflow: strata (the file's distribution stays the reference; a stratum farther than t from
 /// it is an error naming it), weights (a weighted release; the distributions count records)
 /// and aggregation.
@@ -183,31 +189,56 @@ pub fn t_close_complete_keys<S: Float>(
         None => None,
     };
     let parts = split.as_ref().map_or_else(|| vec![(0..n as u32).collect()], |s| s.parts.clone());
+    let sensitive = || tc.sensitive.iter().map(|a| a.codes.as_slice());
+    let confs: Vec<Confidential> = parts
+        .iter()
+        .map(|ids| Confidential::of(sensitive(), ids, Some(&mass), &references))
+        .collect();
     if let Some(s) = &workflow.strata {
-        for ids in &parts {
-            check_stratum(tc, s, ids)?; // every stratum before any grouping
+        for (ids, conf) in parts.iter().zip(&confs) {
+            check_stratum(conf, tc.t, s, ids)?; // every stratum before any grouping
         }
     }
+    let nominal = workflow.nominal.as_ref();
     let chosen = Mutex::new(vec![TMethod::Auto; parts.len()]);
     progress.reset();
     let (partition, evaluation) = options.parallelism.install(|exec| {
         let partition = group_parts(n, &parts, exec, |ids, exec| {
-            let conf = Confidential {
-                codes: tc
-                    .sensitive
-                    .iter()
-                    .map(|a| ids.iter().map(|&i| a.codes[i as usize]).collect())
-                    .collect(),
-                mass: ids.iter().map(|&i| mass[i as usize]).collect(),
-                references: &references,
-            };
+            let p = parts.iter().position(|q| q.first() == ids.first()).expect("a part");
             let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
             let part = x.select(Axis(0), &rows);
             let centered =
                 Scaling { mean: Scaling::fit(part.view(), false).mean, ..scaling.clone() };
-            let job = Job { x: part.view(), scaling: &centered, k, conf: &conf, t: tc.t };
-            let (labels, used) = job.run(tc.method, method, options.seed, exec, progress)?;
-            let p = parts.iter().position(|q| q.first() == ids.first()).expect("a part");
+            let keys = centered.rows_of::<S, f64>(part.view())?;
+            let codes = nominal.map(|key| key.codes.select(Axis(0), &rows));
+            // What "merge" starts from: `method` on the part's keys.
+            let start = |counted: &Progress| match (nominal, &codes) {
+                (Some(key), Some(codes)) => {
+                    let Method::Mdav(opts) = *method else {
+                        unreachable!("t_close_microaggregate checks the method of a mixed key")
+                    };
+                    let mixed =
+                        MixedKey::<f64>::new(part.view(), &centered, codes.view(), &key.weights)?;
+                    let partition = mixed_mdav(mixed, k, opts, exec);
+                    counted.add(ids.len()); // exact MDAV on a mixed key counts at its end
+                    Ok(partition)
+                }
+                _ => {
+                    group::<S, f64>(part.view(), k, method, &centered, options.seed, exec, counted)
+                }
+            };
+            let (conf, t) = (&confs[p], tc.t);
+            let (labels, used) = match (nominal, &codes) {
+                (Some(key), Some(codes)) => {
+                    let codes = codes.iter().map(|&c| c as u32).collect();
+                    let space = MixedSpace::new(keys, x.ncols(), ids.len(), codes, &key.weights);
+                    Job { space: &space, k, conf, t }.run(tc.method, start, progress)?
+                }
+                _ => {
+                    let space = Dense::new(&keys, x.ncols());
+                    Job { space: &space, k, conf, t }.run(tc.method, start, progress)?
+                }
+            };
             chosen.lock().expect("no panic while held")[p] = used;
             Partition::from_labels(labels)
         })?;
@@ -224,11 +255,8 @@ pub fn t_close_complete_keys<S: Float>(
         )?;
         Ok::<_, Error>((partition, evaluation))
     })??;
-    let whole = Confidential {
-        codes: tc.sensitive.iter().map(|a| a.codes.clone()).collect(),
-        mass,
-        references: &references,
-    };
+    let whole =
+        Confidential::of(sensitive(), &(0..n as u32).collect::<Vec<_>>(), Some(&mass), &references);
     let max_emd = max_emd(&whole, partition.labels(), partition.n_groups());
     let merges = split.map_or_else(Vec::new, |s| s.merges);
     Ok(TCloseOutcome {
@@ -238,22 +266,18 @@ pub fn t_close_complete_keys<S: Float>(
     })
 }
 
-/// Refuses a stratum (the records `ids`) that is itself farther than t from the file: no
-/// partition of it into classes can then be t-close (merging it whole is the best it gets).
-/// O(|ids| × confidential attributes); the distributions count records.
-pub fn check_stratum(tc: &TCloseness, strata: &strata::Strata, ids: &[u32]) -> Result<()> {
-    let references = tc.references();
-    let conf = Confidential {
-        codes: tc
-            .sensitive
-            .iter()
-            .map(|a| ids.iter().map(|&i| a.codes[i as usize]).collect())
-            .collect(),
-        mass: vec![1.0; ids.len()],
-        references: &references,
-    };
+/// Refuses a stratum (the records `ids`, whose confidential values `conf` holds) that is
+/// itself farther than `t` from the file: no partition of it into classes can then be
+/// t-close (merging it whole is the best it gets). O(|ids| × confidential attributes); the
+/// distributions count records.
+pub fn check_stratum(
+    conf: &Confidential,
+    t: f64,
+    strata: &strata::Strata,
+    ids: &[u32],
+) -> Result<()> {
     let e = conf.emd(&conf.profile(0..conf.n()));
-    if e > tc.t + verify::SLACK {
+    if e > t + verify::SLACK {
         let mut names: Vec<&str> = ids
             .iter()
             .map(|&i| strata.names()[strata.codes()[i as usize] as usize].as_str())
@@ -264,9 +288,8 @@ pub fn check_stratum(tc: &TCloseness, strata: &strata::Strata, ids: &[u32]) -> R
             name: "by".into(),
             reason: format!(
                 "stratum {} is at EMD {e:.4} from the whole file's distribution of the confidential \
-                 attributes, above t = {}: no class of it can be t-close",
+                 attributes, above t = {t}: no class of it can be t-close",
                 names.join(" + "),
-                tc.t
             ),
         });
     }
@@ -289,27 +312,25 @@ fn max_emd(conf: &Confidential, labels: &[u32], g: usize) -> Vec<f64> {
 }
 
 /// One stratum (or the whole file) to group.
-struct Job<'a, S> {
-    x: ArrayView2<'a, S>,
-    scaling: &'a Scaling,
+struct Job<'a, K> {
+    space: &'a K,
     k: usize,
     conf: &'a Confidential<'a>,
     t: f64,
 }
 
-impl<S: Float> Job<'_, S> {
+impl<K: Space> Job<'_, K> {
     /// The verified t-close labels of `t_method` (of least SSE among the three for
-    /// `"auto"`), and the algorithm that built them.
+    /// `"auto"`), and the algorithm that built them. `start` is the k-anonymous partition
+    /// `"merge"` starts from, counting its records on the progress it is given.
     fn run(
         &self,
         t_method: TMethod,
-        method: &Method,
-        seed: Option<u64>,
-        exec: Exec,
+        start: impl Fn(&Progress) -> Result<Partition>,
         progress: &Progress,
     ) -> Result<(Vec<u32>, TMethod)> {
-        let rows = self.scaling.rows_of::<S, f64>(self.x)?;
-        let d = self.x.ncols();
+        let space = self.space;
+        let d = space.d();
         // "auto" runs the cheapest first (on Adult t-first, k-first, then merge: 1.2×, 1.7×
         // and 2.2× plain MDAV) and drops a later one as soon as its classes cost more than
         // the best so far; on equal SSE the order merge, k-first, t-first decides.
@@ -334,33 +355,30 @@ impl<S: Float> Job<'_, S> {
                 TMethod::Merge => {
                     // MDAV counts on a Progress of its own; a candidate's comes at its end.
                     let own = Progress::new();
-                    let counted = if alone { progress } else { &own };
-                    let partition =
-                        group::<S, f64>(self.x, k, method, self.scaling, seed, exec, counted)?;
+                    let partition = start(if alone { progress } else { &own })?;
                     if !alone {
                         share.add(conf.n());
                     }
                     Some(partition.labels().to_vec())
                 }
                 TMethod::KFirst => {
-                    k_first::k_first(&rows, d, k, conf, t, IndexChoice::Auto, &mut budget)
+                    k_first::k_first(space, k, conf, t, IndexChoice::Auto, &mut budget)
                 }
                 TMethod::TFirst => {
                     let indexed = IndexChoice::Auto.uses(conf.n(), d);
-                    t_first::t_first(&rows, d, k, conf, t, indexed, &mut budget)
+                    t_first::t_first(space, k, conf, t, indexed, &mut budget)
                 }
                 TMethod::Auto => unreachable!("auto is the three others"),
             };
             let Some(built) = built else { continue };
-            if !budget.restart(weighted_sse(&rows, d, &built, &conf.mass)) {
+            if !budget.restart(weighted_sse(space, &built, &conf.mass)) {
                 continue;
             }
-            let Some((labels, _)) =
-                verify::merge_until_close(&rows, d, &built, conf, t, &mut budget)
+            let Some((labels, _)) = verify::merge_until_close(space, &built, conf, t, &mut budget)
             else {
                 continue;
             };
-            let sse = weighted_sse(&rows, d, &labels, &conf.mass);
+            let sse = weighted_sse(space, &labels, &conf.mass);
             if best.as_ref().is_none_or(|b| (sse, preference(m)) < (b.0, preference(b.2))) {
                 best = Some((sse, labels, m));
             }
@@ -370,37 +388,29 @@ impl<S: Float> Job<'_, S> {
     }
 }
 
-/// SSE of `rows` (n × d) around the class means, each record counting with its `mass`
-/// (the plain mean for a class of zero total mass, as the release uses): what `"auto"` minimizes.
-fn weighted_sse(rows: &[f64], d: usize, labels: &[u32], mass: &[f64]) -> f64 {
+/// SSE of the records of `space` around their class means, each record counting with its
+/// `mass` (the plain mean for a class of zero total mass, as the release uses): what
+/// `"auto"` minimizes.
+fn weighted_sse<K: Space>(space: &K, labels: &[u32], mass: &[f64]) -> f64 {
     let g = labels.iter().map(|&l| l as usize + 1).max().unwrap_or(0);
-    let mut sums = vec![0.0; g * d];
     let mut totals = vec![0.0; g];
-    let mut counts = vec![0usize; g];
     for (i, &l) in labels.iter().enumerate() {
-        let l = l as usize;
-        totals[l] += mass[i];
-        counts[l] += 1;
+        totals[l as usize] += mass[i];
     }
     let by_count: Vec<bool> = totals.iter().map(|&w| w <= 0.0).collect();
-    let w = |i: usize, l: usize| if by_count[l] { 1.0 } else { mass[i] };
+    let mut sums = vec![space.no_sums(); g];
+    let mut weights = vec![0.0; g];
     for (i, &l) in labels.iter().enumerate() {
         let l = l as usize;
-        for j in 0..d {
-            sums[l * d + j] += w(i, l) * rows[i * d + j];
-        }
+        let w = if by_count[l] { 1.0 } else { mass[i] };
+        space.add(&mut sums[l], i, w);
+        weights[l] += w;
     }
-    let mut sse = 0.0;
-    for (i, &l) in labels.iter().enumerate() {
-        let l = l as usize;
-        let total = if by_count[l] { counts[l] as f64 } else { totals[l] };
-        for j in 0..d {
-            let dev = rows[i * d + j] - sums[l * d + j] / total;
-            sse += mass[i] * dev * dev;
-        }
-    }
-    sse
+    let means: Vec<K::Point> = sums.iter().zip(&weights).map(|(s, &w)| space.mean(s, w)).collect();
+    labels.iter().enumerate().map(|(i, &l)| mass[i] * space.dist2(i, &means[l as usize])).sum()
 }
 
+#[cfg(test)]
+mod mixed_tests;
 #[cfg(test)]
 mod tests;

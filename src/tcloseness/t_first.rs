@@ -10,16 +10,16 @@
 use super::buckets::Buckets;
 use super::budget::Budget;
 use super::confidential::Confidential;
-use super::pool::{Classes, Pool, dist2, row};
+use super::pool::{Classes, Pool};
+use super::space::{Centroid, Space};
 
-/// Labels (0..g) of the records of `rows` (standardized keys, n × d, n ≥ k) grouped by
-/// t-first on the first confidential attribute. With `indexed`, the seeds and each run's
-/// nearest record come from k-d trees of the remaining records (`Pool`, `Buckets`)
-/// instead of a scan per class: the same labels. `None` once the classes formed cost more
-/// than `budget` allows.
-pub fn t_first(
-    rows: &[f64],
-    d: usize,
+/// Labels (0..g) of the records of `space` (n ≥ k) grouped by t-first on the first
+/// confidential attribute. With `indexed` (and a key with [`Space::rows`]), the seeds and
+/// each run's nearest record come from k-d trees of the remaining records (`Pool`,
+/// `Buckets`) instead of a scan per class: the same labels. `None` once the classes formed
+/// cost more than `budget` allows.
+pub fn t_first<S: Space>(
+    space: &S,
     k: usize,
     conf: &Confidential,
     t: f64,
@@ -39,58 +39,57 @@ pub fn t_first(
         }
         *size = b - a;
     }
-    let mut pool = Pool::full(rows, d, indexed);
-    let mut buckets = indexed.then(|| Buckets::new(rows, d, &run_of, runs));
+    let rows = space.rows().filter(|_| indexed);
+    let mut pool = Pool::full(space, rows.is_some());
+    let mut buckets = rows.map(|rows| Buckets::new(rows, space.d(), &run_of, runs));
     let mut classes = Classes::new(n);
     let mut previous: Option<usize> = None;
     while left.iter().filter(|&&c| c > 0).count() >= k {
         let from = match previous {
-            Some(s) => row(rows, d, s).to_vec(),
-            None => pool.centroid(),
+            Some(s) => space.record(s),
+            None => pool.centroid(space),
         };
-        let seed = pool.farthest(rows, d, &from);
+        let seed = pool.farthest(space, &from);
         previous = if previous.is_none() { Some(seed) } else { None };
-        let s = row(rows, d, seed);
-        let nearest: Vec<Option<usize>> = match &buckets {
-            Some(b) => (0..runs).map(|j| b.nearest(j, s).map(|(_, i)| i)).collect(),
-            None => nearest_per_run(rows, d, &pool, &run_of, runs, s),
+        let s = space.record(seed);
+        let nearest: Vec<Option<usize>> = match (&buckets, s.coords()) {
+            (Some(b), Some(s)) => (0..runs).map(|j| b.nearest(j, s).map(|(_, i)| i)).collect(),
+            _ => nearest_per_run(space, &pool, &run_of, runs, &s),
         };
         let members: Vec<usize> = (0..runs)
             .filter_map(|j| if j == run_of[seed] as usize { Some(seed) } else { nearest[j] })
             .collect();
         for &i in &members {
-            pool.remove(rows, d, i);
+            pool.remove(space, i);
             if let Some(b) = &mut buckets {
                 b.remove(i);
             }
             left[run_of[i] as usize] -= 1;
         }
-        classes.push(rows, d, &members);
-        if !budget.charge_class(rows, d, &members, &conf.mass) {
+        classes.push(space, &members);
+        if !budget.charge_class(space, &members, &conf.mass) {
             return None;
         }
     }
     let leftovers = pool.ids().to_vec();
-    Some(classes.finish(rows, d, &leftovers))
+    Some(classes.finish(space, &leftovers))
 }
 
 /// Per run, the remaining record nearest to `s` (ties to the lowest index), by a scan.
-fn nearest_per_run(
-    rows: &[f64],
-    d: usize,
-    pool: &Pool,
+fn nearest_per_run<S: Space>(
+    space: &S,
+    pool: &Pool<S>,
     run_of: &[u32],
     runs: usize,
-    s: &[f64],
+    s: &S::Point,
 ) -> Vec<Option<usize>> {
     let mut nearest = vec![(f64::INFINITY, usize::MAX); runs];
-    for &i in pool.ids() {
-        let (i, j) = (i as usize, run_of[i as usize] as usize);
-        let e = dist2(row(rows, d, i), s);
+    space.scan(pool.ids(), s, |i, e| {
+        let j = run_of[i] as usize;
         if e < nearest[j].0 || (e == nearest[j].0 && i < nearest[j].1) {
             nearest[j] = (e, i);
         }
-    }
+    });
     nearest.iter().map(|b| (b.1 != usize::MAX).then_some(b.1)).collect()
 }
 

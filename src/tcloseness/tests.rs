@@ -21,7 +21,11 @@ fn run(x: &Array2<f64>, k: usize, tc: &TCloseness, workflow: &Workflow) -> Resul
 
 /// Checks sizes and, per attribute, every class's EMD counting records (and the reported
 /// largest): t, like k, counts records, whatever the weights.
-fn check(out: &TCloseOutcome, k: usize, tc: &TCloseness) -> std::result::Result<(), TestCaseError> {
+pub(super) fn check(
+    out: &TCloseOutcome,
+    k: usize,
+    tc: &TCloseness,
+) -> std::result::Result<(), TestCaseError> {
     let p = &out.outcome.partition;
     let mass = &vec![1.0; p.labels().len()];
     prop_assert!(p.group_sizes().iter().all(|&s| s >= k));
@@ -99,10 +103,10 @@ proptest! {
             .collect();
         let conf = Confidential { codes, mass, references: &refs };
         let free = &mut Budget::unlimited();
-        let scan = k_first::k_first(&keys, 2, k, &conf, t, IndexChoice::Off, free);
-        prop_assert_eq!(k_first::k_first(&keys, 2, k, &conf, t, IndexChoice::On, free), scan);
-        let scan = t_first::t_first(&keys, 2, k, &conf, t, false, free);
-        prop_assert_eq!(t_first::t_first(&keys, 2, k, &conf, t, true, free), scan);
+        let scan = k_first::k_first(&Dense::new(&keys, 2), k, &conf, t, IndexChoice::Off, free);
+        prop_assert_eq!(k_first::k_first(&Dense::new(&keys, 2), k, &conf, t, IndexChoice::On, free), scan);
+        let scan = t_first::t_first(&Dense::new(&keys, 2), k, &conf, t, false, free);
+        prop_assert_eq!(t_first::t_first(&Dense::new(&keys, 2), k, &conf, t, true, free), scan);
         prop_assert_eq!(conf.n(), n);
     }
 
@@ -151,8 +155,8 @@ proptest! {
         let refs = [Reference::new(&codes, n, &vec![1.0; n], true)];
         let conf = Confidential { codes: vec![codes], mass: vec![1.0; n], references: &refs };
         let free = &mut Budget::unlimited();
-        let built = t_first::t_first(&keys, 1, 2, &conf, t, false, free).unwrap();
-        let (_, merges) = verify::merge_until_close(&keys, 1, &built, &conf, t, free).unwrap();
+        let built = t_first::t_first(&Dense::new(&keys, 1), 2, &conf, t, false, free).unwrap();
+        let (_, merges) = verify::merge_until_close(&Dense::new(&keys, 1), &built, &conf, t, free).unwrap();
         prop_assert_eq!(merges, 0);
     }
 }
@@ -213,8 +217,9 @@ fn auto_k_first_gives_the_scans_labels_whether_it_keeps_the_trees_or_not() {
             .collect();
         let refs = [Reference::new(&codes, kinds as usize, &vec![1.0; n], false)];
         let conf = Confidential { codes: vec![codes], mass: vec![1.0; n], references: &refs };
-        let run =
-            |index| k_first::k_first(&keys, d, 5, &conf, 0.15, index, &mut Budget::unlimited());
+        let run = |index| {
+            k_first::k_first(&Dense::new(&keys, d), 5, &conf, 0.15, index, &mut Budget::unlimited())
+        };
         assert_eq!(run(IndexChoice::Auto), run(IndexChoice::Off), "{kinds} kinds");
     }
 }

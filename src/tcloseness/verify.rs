@@ -11,36 +11,35 @@ mod next_merge;
 
 use super::budget::Budget;
 use super::confidential::{Confidential, Profile};
-use super::pool::row;
+use super::space::{Centroid, Space};
 use crate::index::IndexChoice;
 use next_merge::{Indexed, NextMerge};
 
 /// A class counts as t-close up to this rounding slack on its EMD.
 pub const SLACK: f64 = 1e-12;
 
-/// Merges classes of `labels` (0..g over the records of `rows`, n × d, every class
-/// non-empty) until every class is within `t` (plus [`SLACK`]), the class of largest EMD
+/// Merges classes of `labels` (0..g over the records of `space`, every class non-empty) until every class is within `t` (plus [`SLACK`]), the class of largest EMD
 /// first, into the class of nearest centroid, ties to the lowest label (`next_merge`);
 /// returns the labels 0..g′ of the merged classes (numbered in the order of the label of
 /// the class that absorbed the others) and the number of merges, or `None` once the merges
 /// have added more (weighted) SSE than `budget` allows (charged merge by merge, in merge
 /// order).
-pub fn merge_until_close(
-    rows: &[f64],
-    d: usize,
+pub fn merge_until_close<S: Space>(
+    space: &S,
     labels: &[u32],
     conf: &Confidential,
     t: f64,
     budget: &mut Budget,
 ) -> Option<(Vec<u32>, usize)> {
-    let classes = Classes::new(rows, d, labels, conf);
-    let next = Indexed::new(&classes.centroids, d, &classes.emd, IndexChoice::Auto);
-    merge(classes, next, labels, conf, t, budget)
+    let classes = Classes::new(space, labels, conf);
+    let next = Indexed::new(&classes.centroids, &classes.emd, IndexChoice::Auto);
+    merge(space, classes, next, labels, conf, t, budget)
 }
 
 /// [`merge_until_close`]'s loop over `classes` (of `labels`), the next merge found by `next`.
-fn merge<P: NextMerge>(
-    mut classes: Classes,
+fn merge<S: Space, P: NextMerge<S::Point>>(
+    space: &S,
+    mut classes: Classes<S>,
     mut next: P,
     labels: &[u32],
     conf: &Confidential,
@@ -54,10 +53,10 @@ fn merge<P: NextMerge>(
             break;
         }
         let target = next.take_nearest(worst, &classes.centroids);
-        if !budget.charge(classes.added_sse(worst, target)) {
+        if !budget.charge(classes.added_sse(space, worst, target)) {
             return None;
         }
-        classes.join(worst, target, conf);
+        classes.join(space, worst, target, conf);
         next.moved(target, &classes.centroids, classes.emd[target]);
         joins.push((worst, target));
     }
@@ -78,72 +77,68 @@ fn merge<P: NextMerge>(
 
 /// The classes as verification merges them, by label: what the rule and the SSE need.
 #[derive(Debug, Clone)]
-struct Classes {
-    d: usize,
+struct Classes<S: Space> {
     /// Confidential distributions, and their EMD to the file.
     profiles: Vec<Profile>,
     emd: Vec<f64>,
-    /// Key sums and sizes, and the centroids (row-major g × d) kept up to date from them.
-    sums: Vec<Vec<f64>>,
+    /// Key sums and sizes, and the centroids kept up to date from them.
+    sums: Vec<S::Sums>,
     sizes: Vec<usize>,
-    centroids: Vec<f64>,
+    centroids: Vec<S::Point>,
     /// Mass-weighted key sums and masses, for the SSE each merge adds.
-    weighted: Vec<Vec<f64>>,
+    weighted: Vec<S::Sums>,
     masses: Vec<f64>,
 }
 
-impl Classes {
-    /// The classes of `labels` (0..g, every class non-empty) over the records of `rows`.
-    fn new(rows: &[f64], d: usize, labels: &[u32], conf: &Confidential) -> Self {
+impl<S: Space> Classes<S> {
+    /// The classes of `labels` (0..g, every class non-empty) over the records of `space`.
+    fn new(space: &S, labels: &[u32], conf: &Confidential) -> Self {
         let g = labels.iter().map(|&l| l as usize + 1).max().unwrap_or(0);
         let mut profiles: Vec<Profile> = vec![conf.empty(); g];
-        let mut sums = vec![vec![0.0; d]; g];
+        let mut sums = vec![space.no_sums(); g];
         let mut sizes = vec![0usize; g];
-        let mut weighted = vec![vec![0.0; d]; g];
+        let mut weighted = vec![space.no_sums(); g];
         let mut masses = vec![0.0; g];
         for (i, &l) in labels.iter().enumerate() {
             let l = l as usize;
             conf.add(&mut profiles[l], i);
-            sums[l].iter_mut().zip(row(rows, d, i)).for_each(|(s, v)| *s += v);
+            space.add(&mut sums[l], i, 1.0);
             sizes[l] += 1;
             let m = conf.mass[i];
-            weighted[l].iter_mut().zip(row(rows, d, i)).for_each(|(s, v)| *s += m * v);
+            space.add(&mut weighted[l], i, m);
             masses[l] += m;
         }
         debug_assert!(sizes.iter().all(|&s| s > 0), "every class 0..g has a record");
         let emd = profiles.iter().map(|p| conf.emd(p)).collect();
-        let centroids = (0..g * d).map(|c| sums[c / d][c % d] / sizes[c / d] as f64).collect();
-        Classes { d, profiles, emd, sums, sizes, centroids, weighted, masses }
+        let centroids = sums.iter().zip(&sizes).map(|(s, &m)| space.mean(s, m as f64)).collect();
+        Classes { profiles, emd, sums, sizes, centroids, weighted, masses }
     }
 
     /// Class `merged` joins class `into`: its records, sums and mass move over, and
     /// `into`'s centroid and EMD are recomputed.
-    fn join(&mut self, merged: usize, into: usize, conf: &Confidential) {
-        let moved = std::mem::take(&mut self.weighted[merged]);
-        self.weighted[into].iter_mut().zip(&moved).for_each(|(s, v)| *s += v);
+    fn join(&mut self, space: &S, merged: usize, into: usize, conf: &Confidential) {
+        let moved = std::mem::replace(&mut self.weighted[merged], space.no_sums());
+        space.absorb(&mut self.weighted[into], &moved);
         self.masses[into] += self.masses[merged];
         let moved = std::mem::take(&mut self.profiles[merged]);
         self.profiles[into].absorb(&moved);
-        let moved = std::mem::take(&mut self.sums[merged]);
-        self.sums[into].iter_mut().zip(&moved).for_each(|(s, v)| *s += v);
+        let moved = std::mem::replace(&mut self.sums[merged], space.no_sums());
+        space.absorb(&mut self.sums[into], &moved);
         self.sizes[into] += self.sizes[merged];
-        let d = self.d;
-        for (j, s) in self.sums[into].iter().enumerate() {
-            self.centroids[into * d + j] = s / self.sizes[into] as f64;
-        }
+        self.centroids[into] = space.mean(&self.sums[into], self.sizes[into] as f64);
         self.emd[into] = conf.emd(&self.profiles[into]);
     }
 
     /// The weighted SSE that merging classes `a` and `b` adds, W_a·W_b/(W_a + W_b)·‖μ_a −
     /// μ_b‖² from their mass-weighted key sums and masses (0 when either has no mass: its
-    /// records count nothing in the SSE, as in the release).
-    fn added_sse(&self, a: usize, b: usize) -> f64 {
+    /// records count nothing in the SSE, as in the release). Reads no class but `a`, `b`.
+    fn added_sse(&self, space: &S, a: usize, b: usize) -> f64 {
         let (wa, wb) = (self.masses[a], self.masses[b]);
         if wa <= 0.0 || wb <= 0.0 {
             return 0.0;
         }
-        let gap = self.weighted[a].iter().zip(&self.weighted[b]).map(|(x, y)| x / wa - y / wb);
-        wa * wb / (wa + wb) * gap.map(|g| g * g).sum::<f64>()
+        let gap = space.mean(&self.weighted[a], wa).gap2(&space.mean(&self.weighted[b], wb));
+        wa * wb / (wa + wb) * gap
     }
 }
 
@@ -152,6 +147,7 @@ mod tests {
     use super::next_merge::Scans;
     use super::*;
     use crate::tcloseness::emd::Reference;
+    use crate::tcloseness::space::Dense;
     use proptest::prelude::*;
 
     proptest! {
@@ -183,20 +179,21 @@ mod tests {
             let rows: Vec<f64> = (0..n * d)
                 .map(|c| f64::from(records[c / d].1 + (c % d) as i32 % 2))
                 .collect();
+            let space = Dense::new(&rows, d);
             let codes: Vec<u32> = records.iter().map(|r| r.2).collect();
             let mass: Vec<f64> = records.iter().map(|r| f64::from(r.3) / 4.0).collect();
             let refs = [Reference::new(&codes, 3, &mass, ordered)];
             let conf = Confidential { codes: vec![codes], mass, references: &refs };
             let budget = || limit.map_or_else(Budget::unlimited, Budget::below);
-            let classes = Classes::new(&rows, d, &labels, &conf);
+            let classes = Classes::new(&space, &labels, &conf);
             let (x, e) = (&classes.centroids, &classes.emd);
             let mut slow = budget();
-            let next = Scans::new(x, d, e, IndexChoice::Off);
-            let scans = merge(classes.clone(), next, &labels, &conf, t, &mut slow);
+            let next = Scans::new(x, e, IndexChoice::Off);
+            let scans = merge(&space, classes.clone(), next, &labels, &conf, t, &mut slow);
             for choice in [IndexChoice::On, IndexChoice::Off] {
                 let mut fast = budget();
-                let next = Indexed::new(x, d, e, choice);
-                let indexed = merge(classes.clone(), next, &labels, &conf, t, &mut fast);
+                let next = Indexed::new(x, e, choice);
+                let indexed = merge(&space, classes.clone(), next, &labels, &conf, t, &mut fast);
                 prop_assert_eq!(&indexed, &scans, "{:?}", choice);
                 prop_assert_eq!(fast, slow);
             }

@@ -330,7 +330,7 @@ def read_table(
     if is_parquet(path):
         pa = _pyarrow(path)
         try:
-            check_unique_names(list(pa.parquet.read_schema(path).names), path)
+            check_unique_names(list(pa.parquet.ParquetDataset(path).schema.names), path)  # a file or a folder
             table = pa.parquet.read_table(path)
         except (OSError, pa.ArrowException) as exc:
             raise TableError(f"cannot read {path}: {exc}") from None

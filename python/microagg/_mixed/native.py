@@ -1,7 +1,7 @@
 """Mixed keys grouped natively by the core (docs/algorithms.md#mixed-keys): the numeric and
 ordinal columns as a matrix z-scored x weight, the nominal ones as integer codes with their
-weights, so exact MDAV works in the embedding's geometry without its one-hot columns
-(O(n x attributes) memory instead of O(n x levels)).
+weights, so exact MDAV and the four t-closeness methods work in the embedding's geometry
+without its one-hot columns (O(n x attributes) memory instead of O(n x levels)).
 
 What the result reports stays the embedding's: SSE and SST add each nominal column's part,
 (w^2/2) * (W - sum_l W_l^2 / W) for a group (or the file) of total weight W with W_l on
@@ -12,6 +12,7 @@ weights scaled as the core scales them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from typing import TYPE_CHECKING, Any, Mapping, Optional, cast
 
@@ -20,6 +21,7 @@ import numpy.typing as npt
 
 from .. import _core
 from .._api import MicroaggregationResult, microaggregate, prepare_run, released_result
+from .._tcloseness import t_close_microaggregate, t_close_prepared
 from .release import level_totals
 from .types import NOMINAL, NUMERIC, KeyColumn
 
@@ -29,19 +31,29 @@ if TYPE_CHECKING:
 __all__ = ["NATIVE_METHODS", "group_natively", "takes_natively"]
 
 NATIVE_METHODS = ("mdav",)
-"""The methods that group a mixed key without its embedding (the core's ``NATIVE_MIXED``)."""
+"""The methods that group a mixed key without its embedding (the core's ``NATIVE_MIXED``);
+t-closeness too, from exact MDAV (every ``t_method``)."""
+
+_T_CLOSE = ("sensitive", "t", "t_method", "kinds")
+"""The keywords of :func:`t_close_microaggregate` that are not :func:`prepare_run`'s."""
+
+
+def _is_t_close(group: Any) -> bool:
+    """Whether ``group`` is :func:`t_close_microaggregate` bound to its confidential
+    attributes (``microagg.anonymize``'s t-closeness step)."""
+    return isinstance(group, functools.partial) and group.func is t_close_microaggregate
 
 
 def takes_natively(key: list[KeyColumn], method: str, group: Any, categorical_release: str, options: Mapping[str, Any]) -> bool:
-    """Whether ``key`` is grouped natively: exact MDAV by :func:`microaggregate`, a nominal
-    column and a numeric or ordinal one, no missing cell, no ``max_part``, groups released as
+    """Whether ``key`` is grouped natively: exact MDAV by :func:`microaggregate` or to start
+    :func:`t_close_microaggregate` from, a nominal column and a numeric or ordinal one, no missing cell, no ``max_part``, groups released as
     their means (the result's SSE of another aggregation is taken around each one-hot
     column's own median) and the mode as the categorical release (the medoid is found on the
     embedding)."""
     kinds = {c.kind == NOMINAL for c in key}
     return (
         method in NATIVE_METHODS
-        and group is microaggregate
+        and (group is microaggregate or _is_t_close(group))
         and kinds == {True, False}
         and categorical_release == "mode"
         and options.get("max_part") is None
@@ -61,12 +73,18 @@ def _nominal_sum_of_squares(codes: npt.NDArray[np.int64], groups: npt.NDArray[np
 
 
 def group_natively(
-    key: list[KeyColumn], k: int, method: str, attribute_weights: Mapping[Any, float], **options: Any
+    key: list[KeyColumn],
+    k: int,
+    method: str,
+    attribute_weights: Mapping[Any, float],
+    group: Any = microaggregate,
+    **options: Any,
 ) -> tuple[dict[Any, npt.NDArray[np.float64]], MicroaggregationResult]:
     """Group ``key`` with the core's native mixed key (each column weighted by
-    ``attribute_weights``, default 1) and ``microaggregate``'s other ``options``. Returns the
-    numeric columns' released values (ordinal ones release a level, like nominal ones) and the result, with SSE and SST on the
-    embedding."""
+    ``attribute_weights``, default 1) by ``group`` (:func:`microaggregate`, or
+    :func:`t_close_microaggregate` bound to its confidential attributes) and its other
+    ``options``. Returns the numeric columns' released values (ordinal ones release a level,
+    like nominal ones) and the result, with SSE and SST on the embedding."""
     numeric = [c for c in key if c.kind != NOMINAL]
     nominal = [c for c in key if c.kind == NOMINAL]
     matrix = np.column_stack([c.values.astype(np.float64) for c in numeric])
@@ -74,18 +92,28 @@ def group_natively(
     scale = np.where(sd > 0, sd, 1.0) / np.array([attribute_weights.get(c.name, 1.0) for c in numeric])
     weights = np.array([attribute_weights.get(c.name, 1.0) for c in nominal])
     codes = np.column_stack([c.values.astype(np.int64) for c in nominal])
-    bound = inspect.signature(microaggregate).bind(matrix, k, method, standardize=scale, **options)
+    t_close = _is_t_close(group)
+    entry = t_close_microaggregate if t_close else microaggregate
+    keywords = {**group.keywords, **options} if t_close else options
+    bound = inspect.signature(entry).bind(matrix, k, method, standardize=scale, **keywords)
     bound.apply_defaults()
     args = dict(bound.arguments)
     params, X, k, method = (args.pop(a) for a in ("method_params", "X", "k", "method"))
+    closeness = {a: args.pop(a) for a in _T_CLOSE if a in args}
+    if t_close:
+        args["dtype"] = "float64"  # t-closeness works in float64
     run = prepare_run(X, k, method, **args, method_params=params)
     workflow = cast("_MixedWorkflowOptions", dict(run.workflow))
     workflow["nominal_codes"] = codes
     workflow["nominal_weights"] = weights.tolist()
-    out = _core.microaggregate_array(
-        run.matrix, run.k, run.options, workflow, single_precision=run.single, progress=run.progress
-    )
-    res = released_result(MicroaggregationResult, out, run.k, method, run.strata, **run.fields)
+    run = run._replace(workflow=workflow)
+    if t_close:
+        res: MicroaggregationResult = t_close_prepared(run, method, **closeness)
+    else:
+        out = _core.microaggregate_array(
+            run.matrix, run.k, run.options, workflow, single_precision=run.single, progress=run.progress
+        )
+        res = released_result(MicroaggregationResult, out, run.k, method, run.strata, **run.fields)
     w = run.workflow["weights"]
     if w is not None:
         # The core counts each record with its weight times the power of two that brings the

@@ -136,7 +136,7 @@ def group_key(
     w = None if weights is None else np.asarray(weights, dtype=np.float64)
     medoid = None
     if takes_natively(key, method, group, categorical_release, options):
-        grouped, res = group_natively(key, k, method, aw, by=by, weights=weights, missing=missing, **options)
+        grouped, res = group_natively(key, k, method, aw, group, by=by, weights=weights, missing=missing, **options)
     else:
         emb = embed(key, aw)
         res = group(emb.matrix, k, method, standardize=emb.scale, by=by, weights=weights, missing=missing, **options)

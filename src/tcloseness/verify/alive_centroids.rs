@@ -1,5 +1,5 @@
 //! The key centroids of the classes still alive during verification's merges, for "which
-//! alive class is nearest to this point" (by [`squared_distance`], ties to the lowest
+//! alive class is nearest to this point" (by [`Centroid::gap2`], ties to the lowest
 //! label) while classes die and centroids move, exactly as a scan of the alive classes
 //! answers it.
 //!
@@ -11,47 +11,48 @@
 //! eighth). Otherwise, as [`auto_min_groups`] says for
 //! incremental microaggregation's centroids (a tree's boxes rarely prune above d = 8: with
 //! 20 000 classes at d = 15 the tree took 4.2 s, the scan 1.3 s), the alive centroids are
-//! kept contiguous and scanned. Both are exact: the same distances, compared the same way.
+//! kept in a vector and scanned, as are a mixed key's centroids, which have no coordinates
+//! a tree could index. Both are exact: the same distances, compared the same way.
 
 use crate::centroid_table::auto_min_groups;
 use crate::index::IndexChoice;
 use crate::index::kdtree::KdTree;
-use crate::index::squared_distance;
+use crate::tcloseness::space::Centroid;
 
 /// The alive classes' centroids (see the module docs); classes are labels 0..g.
 #[derive(Debug, Clone)]
-pub struct AliveCentroids {
-    d: usize,
-    /// The k-d tree, when used.
+pub struct AliveCentroids<P> {
+    /// The k-d tree, when used (centroids with coordinates only).
     tree: Option<KdTree<f64>>,
     /// The alive labels: in increasing order in the tree's id order (so its ties to the
     /// lowest id are ties to the lowest label), in any order for the scan.
     labels: Vec<u32>,
     /// Where each alive label is in `labels` (its id in the tree), u32::MAX once dead.
     slot: Vec<u32>,
-    /// The scan's centroids, row-major in `labels` order (empty with a tree).
-    rows: Vec<f64>,
+    /// The scan's centroids, in `labels` order (empty with a tree).
+    points: Vec<P>,
     /// Classes alive now.
     alive: usize,
 }
 
-impl AliveCentroids {
-    /// Classes 0..g alive, with `centroids` (row-major g × d); a k-d tree as `choice` says
-    /// (`Auto`: from [`auto_min_groups`] classes in dimension d, as for the centroids of
-    /// incremental microaggregation).
-    pub fn new(centroids: &[f64], d: usize, g: usize, choice: IndexChoice) -> Self {
+impl<P: Centroid> AliveCentroids<P> {
+    /// Classes 0..g alive, with `centroids` (by label); a k-d tree as `choice` says, for
+    /// centroids with coordinates (`Auto`: from [`auto_min_groups`] classes in dimension d,
+    /// as for the centroids of incremental microaggregation).
+    pub fn new(centroids: &[P], choice: IndexChoice) -> Self {
+        let g = centroids.len();
         let mut index = AliveCentroids {
-            d,
             tree: None,
             labels: (0..g as u32).collect(),
             slot: (0..g as u32).collect(),
-            rows: Vec::new(),
+            points: Vec::new(),
             alive: g,
         };
+        let d = centroids.first().and_then(|c| c.coords()).map_or(0, <[f64]>::len);
         if d > 0 && choice.picks(auto_min_groups(d).is_some_and(|min| g >= min)) {
-            index.tree = Some(KdTree::new(centroids, d));
+            index.rebuild(centroids);
         } else {
-            index.rows = centroids.to_vec();
+            index.points = centroids.to_vec();
         }
         index
     }
@@ -66,12 +67,11 @@ impl AliveCentroids {
         self.slot[c] != u32::MAX
     }
 
-    /// Class `c` (alive) dies; `centroids` (row-major g × d, by label) hold every alive
-    /// class's current centroid, for a rebuild.
-    pub fn remove(&mut self, c: usize, centroids: &[f64]) {
+    /// Class `c` (alive) dies; `centroids` (by label) hold every alive class's current
+    /// centroid, for a rebuild.
+    pub fn remove(&mut self, c: usize, centroids: &[P]) {
         let at = std::mem::replace(&mut self.slot[c], u32::MAX) as usize;
         self.alive -= 1;
-        let d = self.d;
         if let Some(tree) = &mut self.tree {
             tree.remove(at as u32);
             if 8 * self.alive < 7 * self.labels.len() {
@@ -79,9 +79,7 @@ impl AliveCentroids {
             }
         } else {
             self.labels.swap_remove(at);
-            let last = self.labels.len();
-            self.rows.copy_within(last * d..(last + 1) * d, at * d);
-            self.rows.truncate(last * d);
+            self.points.swap_remove(at);
             if let Some(&moved) = self.labels.get(at) {
                 self.slot[moved as usize] = at as u32;
             }
@@ -89,43 +87,41 @@ impl AliveCentroids {
     }
 
     /// A new tree of the alive classes, ids in label order.
-    fn rebuild(&mut self, centroids: &[f64]) {
-        let d = self.d;
+    fn rebuild(&mut self, centroids: &[P]) {
         let slot = &self.slot;
         self.labels.retain(|&c| slot[c as usize] != u32::MAX);
-        let mut rows = Vec::with_capacity(self.labels.len() * d);
+        let mut rows = Vec::new();
         for (id, &c) in self.labels.iter().enumerate() {
             self.slot[c as usize] = id as u32;
-            rows.extend_from_slice(&centroids[c as usize * d..(c as usize + 1) * d]);
+            rows.extend_from_slice(centroids[c as usize].coords().expect("indexed centroids"));
         }
+        let d = rows.len() / self.labels.len().max(1);
         self.tree = Some(KdTree::new(&rows, d));
     }
 
     /// Class `c` (alive) now has centroid `centroid`.
-    pub fn moved(&mut self, c: usize, centroid: &[f64]) {
+    pub fn moved(&mut self, c: usize, centroid: &P) {
         let at = self.slot[c];
         match &mut self.tree {
-            Some(tree) => tree.update(at, centroid, None),
-            None => {
-                let d = self.d;
-                self.rows[at as usize * d..(at as usize + 1) * d].copy_from_slice(centroid);
-            }
+            Some(tree) => tree.update(at, centroid.coords().expect("indexed centroids"), None),
+            None => self.points[at as usize] = centroid.clone(),
         }
     }
 
     /// The alive class nearest to `query`, ties to the lowest label; `None` when none is.
-    pub fn nearest(&self, query: &[f64]) -> Option<usize> {
-        match &self.tree {
-            Some(tree) => tree.nearest(query).map(|(_, id)| self.labels[id as usize] as usize),
-            None => {
-                let d = self.d;
-                let row = |at: usize| &self.rows[at * d..(at + 1) * d];
-                let scored = self
-                    .labels
-                    .iter()
-                    .enumerate()
-                    .map(|(at, &c)| (squared_distance(query, row(at)), c));
-                let best = scored.reduce(|b, s| if (s.0, s.1) < (b.0, b.1) { s } else { b });
+    pub fn nearest(&self, query: &P) -> Option<usize> {
+        match (&self.tree, query.coords()) {
+            (Some(tree), Some(coords)) => {
+                tree.nearest(coords).map(|(_, id)| self.labels[id as usize] as usize)
+            }
+            _ => {
+                let mut best: Option<(f64, u32)> = None;
+                for (&c, p) in self.labels.iter().zip(&self.points) {
+                    let s = query.gap2_within(p, best.map_or(f64::INFINITY, |b| b.0));
+                    if best.is_none_or(|b| (s, c) < b) {
+                        best = Some((s, c));
+                    }
+                }
                 best.map(|(_, c)| c as usize)
             }
         }

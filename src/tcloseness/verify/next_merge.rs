@@ -1,7 +1,7 @@
 //! Which class verification merges next and into which class (Soria-Comas et al., TKDE
 //! 2015, §5): among the alive classes, the one of **largest EMD, ties to the lowest
 //! label**, joins the alive class whose key centroid is **nearest by
-//! [`squared_distance`](crate::index::squared_distance), ties to the lowest label**. A
+//! [`Centroid::gap2`], ties to the lowest label**. A
 //! deterministic rule that depends on the classes only, never on the order they were
 //! visited in.
 //!
@@ -15,45 +15,44 @@
 use super::alive_centroids::AliveCentroids;
 use crate::float::order_bits;
 use crate::index::IndexChoice;
-#[cfg(test)]
-use crate::index::squared_distance;
+use crate::tcloseness::space::Centroid;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// The alive classes (labels 0..g, all alive at first), asked for the next merge.
-pub trait NextMerge {
-    /// Every class alive, class `c` with centroid `centroids[c·d..(c + 1)·d]` and EMD
-    /// `emd[c]`; an index of the centroids as `choice` says, where there is one.
-    fn new(centroids: &[f64], d: usize, emd: &[f64], choice: IndexChoice) -> Self;
+/// The alive classes (labels 0..g, all alive at first, centroids of type `P`), asked for
+/// the next merge.
+pub trait NextMerge<P: Centroid> {
+    /// Every class alive, class `c` with centroid `centroids[c]` and EMD `emd[c]`; an index
+    /// of the centroids as `choice` says, where there is one.
+    fn new(centroids: &[P], emd: &[f64], choice: IndexChoice) -> Self;
     /// The alive class of largest `emd`, ties to the lowest label; `None` when fewer than
     /// two classes are alive (nothing left to merge into). `emd` holds the current EMD of
     /// every alive class.
     fn worst(&mut self, emd: &[f64]) -> Option<usize>;
     /// Takes class `worst` (alive) out of the alive classes and returns the alive class
     /// whose centroid is nearest to its centroid, ties to the lowest label (one is left:
-    /// [`worst`](Self::worst) said so). `centroids` (row-major g × d) hold every alive
-    /// class's current centroid.
-    fn take_nearest(&mut self, worst: usize, centroids: &[f64]) -> usize;
+    /// [`worst`](Self::worst) said so). `centroids` (by label) hold every alive class's
+    /// current centroid.
+    fn take_nearest(&mut self, worst: usize, centroids: &[P]) -> usize;
     /// Alive class `class` has absorbed another: its new centroid (in `centroids`) and EMD.
-    fn moved(&mut self, class: usize, centroids: &[f64], emd: f64);
+    fn moved(&mut self, class: usize, centroids: &[P], emd: f64);
 }
 
 /// The rule from a heap of EMDs and an index of the alive centroids (see the module docs).
 #[derive(Debug, Clone)]
-pub struct Indexed {
+pub struct Indexed<P> {
     /// (EMD in [`order_bits`], lowest label first): the top is the worst class, once stale
     /// entries are dropped.
     queue: BinaryHeap<(u64, Reverse<u32>)>,
     /// The alive classes.
-    alive: AliveCentroids,
-    d: usize,
+    alive: AliveCentroids<P>,
 }
 
-impl NextMerge for Indexed {
-    fn new(centroids: &[f64], d: usize, emd: &[f64], choice: IndexChoice) -> Self {
+impl<P: Centroid> NextMerge<P> for Indexed<P> {
+    fn new(centroids: &[P], emd: &[f64], choice: IndexChoice) -> Self {
         let queue = emd.iter().enumerate().map(|(c, &e)| (order_bits(e), Reverse(c as u32)));
-        let alive = AliveCentroids::new(centroids, d, emd.len(), choice);
-        Indexed { queue: queue.collect(), alive, d }
+        let alive = AliveCentroids::new(centroids, choice);
+        Indexed { queue: queue.collect(), alive }
     }
 
     fn worst(&mut self, emd: &[f64]) -> Option<usize> {
@@ -70,14 +69,13 @@ impl NextMerge for Indexed {
         unreachable!("every alive class has an entry of its current EMD")
     }
 
-    fn take_nearest(&mut self, worst: usize, centroids: &[f64]) -> usize {
+    fn take_nearest(&mut self, worst: usize, centroids: &[P]) -> usize {
         self.alive.remove(worst, centroids);
-        let centroid = &centroids[worst * self.d..(worst + 1) * self.d];
-        self.alive.nearest(centroid).expect("an alive class besides the worst")
+        self.alive.nearest(&centroids[worst]).expect("an alive class besides the worst")
     }
 
-    fn moved(&mut self, class: usize, centroids: &[f64], emd: f64) {
-        self.alive.moved(class, &centroids[class * self.d..(class + 1) * self.d]);
+    fn moved(&mut self, class: usize, centroids: &[P], emd: f64) {
+        self.alive.moved(class, &centroids[class]);
         self.queue.push((order_bits(emd), Reverse(class as u32)));
     }
 }
@@ -87,13 +85,12 @@ impl NextMerge for Indexed {
 #[derive(Debug, Clone)]
 pub struct Scans {
     alive: Vec<bool>,
-    d: usize,
 }
 
 #[cfg(test)]
-impl NextMerge for Scans {
-    fn new(_: &[f64], d: usize, emd: &[f64], _: IndexChoice) -> Self {
-        Scans { alive: vec![true; emd.len()], d }
+impl<P: Centroid> NextMerge<P> for Scans {
+    fn new(_: &[P], emd: &[f64], _: IndexChoice) -> Self {
+        Scans { alive: vec![true; emd.len()] }
     }
 
     fn worst(&mut self, emd: &[f64]) -> Option<usize> {
@@ -104,17 +101,15 @@ impl NextMerge for Scans {
         Some(others.fold(first, |w, c| if emd[c] > emd[w] { c } else { w }))
     }
 
-    fn take_nearest(&mut self, worst: usize, centroids: &[f64]) -> usize {
+    fn take_nearest(&mut self, worst: usize, centroids: &[P]) -> usize {
         self.alive[worst] = false;
-        let d = self.d;
-        let centroid = &centroids[worst * d..(worst + 1) * d];
         let alive = (0..self.alive.len()).filter(|&c| self.alive[c]);
-        let scored = alive.map(|c| (squared_distance(centroid, &centroids[c * d..(c + 1) * d]), c));
+        let scored = alive.map(|c| (centroids[worst].gap2(&centroids[c]), c));
         let nearest = scored.reduce(|best, s| if s.0 < best.0 { s } else { best });
         nearest.expect("an alive class besides the worst").1
     }
 
-    fn moved(&mut self, _: usize, _: &[f64], _: f64) {}
+    fn moved(&mut self, _: usize, _: &[P], _: f64) {}
 }
 
 #[cfg(test)]
@@ -123,19 +118,19 @@ mod tests {
 
     /// Both implementations break ties to the lowest label, for the worst class and for the
     /// nearest one, and follow a moved centroid and a changed EMD.
-    fn ties_to_the_lowest_label<P: NextMerge>(choice: IndexChoice) {
+    fn ties_to_the_lowest_label<P: NextMerge<Vec<f64>>>(choice: IndexChoice) {
         // 1-D centroids 0, 1, 2 and 5; classes 1 and 3 tie for the largest EMD.
         let mut emd = vec![0.2, 0.5, 0.1, 0.5];
-        let mut centroids = vec![0.0, 1.0, 2.0, 5.0];
-        let mut next = P::new(&centroids, 1, &emd, choice);
+        let mut centroids = vec![vec![0.0], vec![1.0], vec![2.0], vec![5.0]];
+        let mut next = P::new(&centroids, &emd, choice);
         assert_eq!(next.worst(&emd), Some(1));
         // From 1: classes 0 and 2 both at distance 1.
         assert_eq!(next.take_nearest(1, &centroids), 0);
-        (emd[0], centroids[0]) = (0.5, 0.5);
+        (emd[0], centroids[0]) = (0.5, vec![0.5]);
         next.moved(0, &centroids, emd[0]);
         assert_eq!(next.worst(&emd), Some(0), "0 now ties with 3");
         assert_eq!(next.take_nearest(0, &centroids), 2);
-        (emd[2], centroids[2]) = (0.5, 3.5);
+        (emd[2], centroids[2]) = (0.5, vec![3.5]);
         next.moved(2, &centroids, emd[2]);
         assert_eq!(next.worst(&emd), Some(2), "2 now ties with 3; 0 is gone");
         assert_eq!(next.take_nearest(2, &centroids), 3);
@@ -144,8 +139,8 @@ mod tests {
 
     #[test]
     fn every_implementation_breaks_ties_to_the_lowest_label() {
-        ties_to_the_lowest_label::<Indexed>(IndexChoice::On);
-        ties_to_the_lowest_label::<Indexed>(IndexChoice::Off);
+        ties_to_the_lowest_label::<Indexed<Vec<f64>>>(IndexChoice::On);
+        ties_to_the_lowest_label::<Indexed<Vec<f64>>>(IndexChoice::Off);
         ties_to_the_lowest_label::<Scans>(IndexChoice::Off);
     }
 }
