@@ -1,11 +1,12 @@
 //! The mixed key's working data: the numeric columns' working copy ([`WorkingSet`], centered
 //! and scaled) and the nominal codes beside it, column-major, moved together.
 
-use super::reference::{Nominal, Reference};
+use super::codes::CodeColumn;
+use super::reference::{Nominal, Reference, Scorer};
 use crate::dataset::{Scaling, WorkingSet};
 use crate::error::{Error, Result};
 use crate::float::Float;
-use crate::kernels::{BLOCK, Metric, ScoreVisitor};
+use crate::kernels::{self, Metric, ScoreVisitor};
 use crate::parallel::Exec;
 use ndarray::ArrayView2;
 
@@ -16,8 +17,8 @@ use ndarray::ArrayView2;
 #[derive(Debug, Clone)]
 pub struct MixedKey<T> {
     numeric: WorkingSet<T>,
-    /// Codes, one column of n per nominal attribute.
-    codes: Vec<u32>,
+    /// Codes, one column of n per nominal attribute, each in its narrowest width.
+    codes: Vec<CodeColumn>,
     /// Levels per nominal attribute (largest code + 1).
     levels: Vec<usize>,
     /// w² per nominal attribute.
@@ -48,7 +49,7 @@ impl<T: Float> MixedKey<T> {
                 reason: format!("must be {c} finite positive numbers, one per nominal column"),
             });
         }
-        let mut columns = Vec::with_capacity(n * c);
+        let mut columns = Vec::with_capacity(c);
         let mut levels = Vec::with_capacity(c);
         for (j, col) in codes.columns().into_iter().enumerate() {
             if let Some(i) = col.iter().position(|&v| !(0..=i64::from(u32::MAX - 1)).contains(&v)) {
@@ -60,8 +61,9 @@ impl<T: Float> MixedKey<T> {
                     ),
                 });
             }
-            levels.push(col.iter().max().map_or(1, |&m| m as usize + 1));
-            columns.extend(col.iter().map(|&v| v as u32));
+            let count = col.iter().max().map_or(1, |&m| m as usize + 1);
+            levels.push(count);
+            columns.push(CodeColumn::new(col.iter().map(|&v| v as u32), count));
         }
         let numeric = WorkingSet::new(x, scaling)?;
         Ok(MixedKey {
@@ -90,11 +92,16 @@ impl<T: Float> MixedKey<T> {
         self.levels.len()
     }
 
+    /// Code of nominal attribute `a` at position `p`.
+    #[inline]
+    pub fn code(&self, a: usize, p: usize) -> u32 {
+        self.codes[a].get(p)
+    }
+
     /// Codes of nominal attribute `a` at every position.
     #[inline]
-    pub fn codes(&self, a: usize) -> &[u32] {
-        let n = self.n();
-        &self.codes[a * n..(a + 1) * n]
+    pub(crate) fn code_column(&self, a: usize) -> &CodeColumn {
+        &self.codes[a]
     }
 
     /// Original record index of every position.
@@ -115,8 +122,7 @@ impl<T: Float> MixedKey<T> {
             return;
         }
         self.numeric.swap(a, b);
-        let n = self.n();
-        for col in self.codes.chunks_exact_mut(n) {
+        for col in &mut self.codes {
             col.swap(a, b);
         }
     }
@@ -125,7 +131,7 @@ impl<T: Float> MixedKey<T> {
     pub fn reference_to(&self, p: usize, metric: Metric) -> Reference<T> {
         let nominal = (0..self.n_nominal())
             .map(|a| {
-                let level = self.codes(a)[p];
+                let level = self.code(a, p);
                 match metric {
                     // ⟨x, r⟩ of the one-hot blocks: (w²/2)·[a = b].
                     Metric::Algebraic => Nominal::Level {
@@ -178,12 +184,11 @@ impl<T: Float> MixedKey<T> {
     /// Adds (`sign` = 1) or removes (−1) the record at position `p` to or from a group's
     /// numeric sums and level counts.
     pub fn count(&self, p: usize, sign: i64, sums: &mut [f64], counts: &mut [Vec<u64>]) {
-        let n = self.n();
         for (j, s) in sums.iter_mut().enumerate() {
             *s += sign as f64 * self.numeric.column(j)[p].as_f64();
         }
         for (a, count) in counts.iter_mut().enumerate() {
-            let c = &mut count[self.codes[a * n + p] as usize];
+            let c = &mut count[self.code(a, p) as usize];
             *c = c.wrapping_add_signed(sign);
         }
     }
@@ -197,22 +202,6 @@ impl<T: Float> MixedKey<T> {
         reference: &Reference<T>,
         make: impl Fn() -> V + Sync,
     ) -> V {
-        exec.map_range(
-            m,
-            |lo, hi| {
-                let mut v = make();
-                let mut buf = [T::zero(); BLOCK];
-                let mut start = lo;
-                while start < hi {
-                    let len = BLOCK.min(hi - start);
-                    reference.fill(self, start, &mut buf[..len]);
-                    v.visit(&buf[..len], self.ids(), start);
-                    start += len;
-                }
-                v
-            },
-            V::merge,
-        )
-        .unwrap_or_else(make)
+        kernels::scan_with(exec, &self.numeric, m, &Scorer { key: self, reference }, make)
     }
 }

@@ -12,8 +12,10 @@
 //! (a record or a centroid, [`MixedKey::reference_to`], [`MixedKey::centroid`]) and
 //! [`MixedKey::scan`] (a scan of the first `m` positions feeding the kernels' selections).
 
+mod codes;
 mod key;
 mod reference;
 
 pub use key::MixedKey;
 pub use reference::Reference;
+pub(crate) use reference::Scorer;

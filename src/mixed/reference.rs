@@ -2,8 +2,9 @@
 //! attribute's contribution to the score prepared per level.
 
 use super::key::MixedKey;
+use crate::dataset::WorkingSet;
 use crate::float::Float;
-use crate::kernels::Metric;
+use crate::kernels::{BlockScorer, Complete, Metric};
 
 /// A nominal attribute's part of a reference: what a record with each level adds to its score.
 #[derive(Debug, Clone)]
@@ -56,46 +57,76 @@ impl<T: Float> Reference<T> {
         (norm, nominal, scale)
     }
 
-    /// Writes the scores of positions `start..start + out.len()` of `key` to `out`: the
-    /// numeric part attribute by attribute as the complete kernels do, then one gather per
-    /// nominal attribute.
-    #[inline]
+    /// Writes the scores of positions `start..start + out.len()` of `key` to `out`, 16
+    /// positions at a time kept in registers ([`Self::fill_lanes`]), then one by one.
+    #[inline(always)]
     pub fn fill(&self, key: &MixedKey<T>, start: usize, out: &mut [T]) {
-        let end = start + out.len();
+        let mut lanes = out.chunks_exact_mut(LANES);
+        let mut at = start;
+        for o in &mut lanes {
+            self.fill_lanes::<LANES>(key, at, o.try_into().expect("LANES"));
+            at += LANES;
+        }
+        for o in lanes.into_remainder() {
+            let mut one = [T::zero()];
+            self.fill_lanes::<1>(key, at, &mut one);
+            *o = one[0];
+            at += 1;
+        }
+    }
+
+    /// The scores of the `L` positions from `start`: the numeric part attribute by attribute
+    /// as the complete kernels compute it (`kernels::Complete`, the same operations in the
+    /// same order), then the nominal terms in attribute order (a compare and select for a
+    /// record's level, a gather of the per-level terms for a centroid): the same operations
+    /// for any `L`, so the lane path and the tail path give bit-identical scores.
+    #[inline(always)]
+    fn fill_lanes<const L: usize>(&self, key: &MixedKey<T>, start: usize, out: &mut [T; L]) {
         let ws = key.numeric();
-        match self.metric {
-            Metric::Algebraic => {
-                out.copy_from_slice(&ws.half_norms()[start..end]);
-                for (j, &r) in self.numeric.iter().enumerate() {
-                    for (o, &x) in out.iter_mut().zip(&ws.column(j)[start..end]) {
-                        *o -= r * x;
-                    }
-                }
+        let mut acc = [T::zero(); L];
+        if self.numeric.is_empty() {
+            if self.metric == Metric::Algebraic {
+                acc.copy_from_slice(&ws.half_norms()[start..start + L]);
             }
-            Metric::Direct => {
-                out.fill(T::zero());
-                for (j, &r) in self.numeric.iter().enumerate() {
-                    for (o, &x) in out.iter_mut().zip(&ws.column(j)[start..end]) {
-                        let t = x - r;
-                        *o += t * t;
-                    }
-                }
-            }
+        } else {
+            Complete { reference: &self.numeric, metric: self.metric }.fill(ws, start, &mut acc);
         }
         for (a, part) in self.nominal.iter().enumerate() {
-            let codes = &key.codes(a)[start..end];
+            let codes = key.code_column(a);
             match part {
-                Nominal::Level { level, same, other } => {
-                    for (o, &c) in out.iter_mut().zip(codes) {
-                        *o += if c == *level { *same } else { *other };
-                    }
+                &Nominal::Level { level, same, other } => {
+                    codes.add_terms(start, &mut acc, |c| if c == level { same } else { other });
                 }
                 Nominal::Levels(terms) => {
-                    for (o, &c) in out.iter_mut().zip(codes) {
-                        *o += terms[c as usize];
-                    }
+                    // Every code is below the levels' count: the clamp changes no index,
+                    // and lets the compiler gather without a bounds check per record.
+                    let last = terms.len() - 1;
+                    codes.add_terms(start, &mut acc, |c| terms[(c as usize).min(last)]);
                 }
             }
         }
+        *out = acc;
+    }
+}
+
+/// Positions scored together in registers (one AVX-512 register of f32, as the kernels').
+const LANES: usize = 16;
+
+/// A [`Reference`] scoring the records of its key block by block, for the kernels' scans
+/// (`kernels::scan_with`: threads, and the instruction set chosen at run time).
+pub(crate) struct Scorer<'a, T> {
+    pub key: &'a MixedKey<T>,
+    pub reference: &'a Reference<T>,
+}
+
+impl<T: Float> BlockScorer<T> for Scorer<'_, T> {
+    #[inline(always)]
+    fn fill(&self, _numeric: &WorkingSet<T>, start: usize, out: &mut [T]) {
+        self.reference.fill(self.key, start, out)
+    }
+
+    fn bytes_per_record(&self, ws: &WorkingSet<T>) -> usize {
+        (ws.d() + usize::from(self.reference.metric == Metric::Algebraic)) * size_of::<T>()
+            + self.reference.nominal.len() * size_of::<u32>()
     }
 }

@@ -8,8 +8,8 @@
 
 use super::MdavOptions;
 use crate::float::Float;
-use crate::kernels::{Farthest, Metric, Nearest, Pick, Ranked, Selected};
-use crate::mixed::{MixedKey, Reference};
+use crate::kernels::{self, BLOCK, Farthest, Metric, Nearest, Ranked, ScoreVisitor, Selected};
+use crate::mixed::{MixedKey, Reference, Scorer};
 use crate::parallel::Exec;
 use crate::partition::Partition;
 
@@ -25,22 +25,86 @@ struct Pool<T> {
     by_subtraction: bool,
     metric: Metric,
     exec: Exec,
-    search: Option<NormSearch>,
+    search: Option<NormSearch<T>>,
 }
 
 /// The records in decreasing numeric norm, for the search of the record farthest from the
 /// centroid: a record's algebraic score is at most h + ‖x‖·‖c_num‖ + Σ (largest nominal
-/// term), h = ½‖x_num‖², which falls with ‖x‖; the search scores records in that order and
-/// stops once the bound, widened by a rounding margin, is below the best score (so the
-/// answer is the scan's, ties included). Grouped records are dropped from the order when
-/// they make up half of it.
-struct NormSearch {
-    /// Ids of the records not known to be grouped, by decreasing ½‖x_num‖² (ties by id).
-    order: Vec<u32>,
-    /// ½‖x_num‖² of every record, by id.
-    half_norms: Vec<f64>,
-    /// Entries of `order` already grouped.
+/// term), h = ½‖x_num‖², which falls with ‖x‖; the search scores records in that order,
+/// a block of [`BLOCK`] at a time with the scan's kernel, and stops once the bound of a
+/// block's first record, widened by a rounding margin, is below the best score (so the
+/// answer is the scan's, ties included). The records are a copy of the key in that order,
+/// so a search reads them as a stream, not by gathers; a grouped record's score is masked
+/// to −∞, and the grouped records are dropped from the copy (in order) once they are an
+/// eighth of it (MDAV groups the large-norm records that the searches read first).
+struct NormSearch<T> {
+    /// The records not known to be grouped, positions `0..len`, by decreasing ½‖x_num‖²
+    /// (ties by id).
+    by_norm: MixedKey<T>,
+    len: usize,
+    /// Per position of `by_norm`: 0, or −∞ once the record is grouped.
+    mask: Vec<T>,
+    /// Records of `0..len` already grouped.
     grouped: usize,
+}
+
+impl<T: Float> NormSearch<T> {
+    /// A copy of `key` in decreasing numeric norm.
+    fn new(key: &MixedKey<T>) -> Self {
+        let n = key.n();
+        let half_norm = |id: u32| key.numeric().half_norms()[key.position_of(id)].as_f64();
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_by(|&a, &b| half_norm(b).total_cmp(&half_norm(a)).then(a.cmp(&b)));
+        let mut by_norm = key.clone();
+        for (p, &id) in order.iter().enumerate() {
+            let from = by_norm.position_of(id);
+            by_norm.swap(p, from);
+        }
+        NormSearch { by_norm, len: n, mask: vec![T::zero(); n], grouped: 0 }
+    }
+
+    /// Masks the records `ids`, now grouped; drops the grouped records, keeping the others'
+    /// order, once they are an eighth of the copy.
+    fn note_grouped(&mut self, ids: &[u32]) {
+        for &id in ids {
+            self.mask[self.by_norm.position_of(id)] = T::neg_infinity();
+        }
+        self.grouped += ids.len();
+        if 8 * self.grouped > self.len {
+            let mut kept = 0;
+            for p in 0..self.len {
+                if self.mask[p] == T::zero() {
+                    self.by_norm.swap(kept, p);
+                    kept += 1;
+                }
+            }
+            self.mask[..self.len].fill(T::zero());
+            (self.len, self.grouped) = (kept, 0);
+        }
+    }
+}
+
+/// The farthest record a scan of the norm-ordered copy sees, its scores masked (grouped
+/// records to −∞).
+struct Masked<'a, T> {
+    mask: &'a [T],
+    farthest: Farthest<T>,
+}
+
+impl<T: Float> ScoreVisitor<T> for Masked<'_, T> {
+    #[inline(always)]
+    fn visit(&mut self, scores: &[T], ids: &[u32], offset: usize) {
+        let mut masked = [T::zero(); BLOCK];
+        let masked = &mut masked[..scores.len()];
+        for ((m, &s), &mask) in masked.iter_mut().zip(scores).zip(&self.mask[offset..]) {
+            *m = s + mask;
+        }
+        self.farthest.visit(masked, ids, offset);
+    }
+
+    fn merge(self, other: Self) -> Self {
+        Masked { farthest: self.farthest.merge(other.farthest), ..self }
+    }
 }
 
 impl<T: Float> Pool<T> {
@@ -54,47 +118,39 @@ impl<T: Float> Pool<T> {
         }
         let labels = vec![u32::MAX; n];
         let (by_subtraction, metric) = (opts.centroid_by_subtraction, opts.metric());
-        let search = (opts.norm_pruning && metric == Metric::Algebraic).then(|| {
-            let mut half_norms = vec![0.0; n];
-            for (p, h) in key.numeric().half_norms().iter().enumerate() {
-                half_norms[key.ids()[p] as usize] = h.as_f64();
-            }
-            let mut order: Vec<u32> = (0..n as u32).collect();
-            order.sort_by(|&a, &b| {
-                half_norms[b as usize].total_cmp(&half_norms[a as usize]).then(a.cmp(&b))
-            });
-            NormSearch { order, half_norms, grouped: 0 }
-        });
+        let search =
+            (opts.norm_pruning && metric == Metric::Algebraic).then(|| NormSearch::new(&key));
         Pool { key, m: n, labels, groups: 0, sums, counts, by_subtraction, metric, exec, search }
     }
 
     /// [`Self::farthest_from_centroid`] by the norm order: the same record.
-    fn farthest_by_norm(&self, centroid: &Reference<T>, search: &NormSearch) -> usize {
+    fn farthest_by_norm(&self, centroid: &Reference<T>, search: &NormSearch<T>) -> usize {
         let (c_norm, nominal, scale) = centroid.bound_terms();
         let delta = 4.0
             * (self.key.numeric().d() + self.key.n_nominal() + 4) as f64
             * T::epsilon().as_f64();
-        let mut best: Option<Pick<T>> = None;
-        for &id in &search.order {
-            if self.labels[id as usize] != u32::MAX {
-                continue;
-            }
-            let h = search.half_norms[id as usize];
+        let by_norm = &search.by_norm;
+        let scorer = Scorer { key: by_norm, reference: centroid };
+        let mut far = Masked { mask: &search.mask, farthest: Farthest(None) };
+        let mut start = 0;
+        while start < search.len {
+            // The block's first record has its largest norm, so the largest bound.
+            let h = by_norm.numeric().half_norms()[start].as_f64();
             let x_norm = (2.0 * h.max(0.0)).sqrt() * (1.0 + delta);
             let bound = h + x_norm * c_norm + nominal;
             let error = delta * (h.abs() + x_norm * c_norm + scale) + f64::MIN_POSITIVE;
-            if best
+            if far
+                .farthest
+                .0
                 .is_some_and(|b| bound + error + delta * b.score.as_f64().abs() < b.score.as_f64())
             {
                 break;
             }
-            let pos = self.key.position_of(id);
-            let mut score = [T::zero()];
-            centroid.fill(&self.key, pos, &mut score);
-            let pick = Pick { score: score[0], id, pos };
-            best = Some(best.map_or(pick, |b| b.farther(pick)));
+            let end = search.len.min(start + BLOCK);
+            kernels::scan_range(by_norm.numeric(), start, end, &scorer, &mut far);
+            start = end;
         }
-        best.expect("records remain").pos
+        self.key.position_of(far.farthest.0.expect("records remain").id)
     }
 
     /// The position of the remaining record farthest from their centroid (ties to the
@@ -147,11 +203,7 @@ impl<T: Float> Pool<T> {
         }
         self.groups += 1;
         if let Some(search) = &mut self.search {
-            search.grouped += members.len();
-            if 2 * search.grouped > search.order.len() {
-                search.order.retain(|&id| self.labels[id as usize] == u32::MAX);
-                search.grouped = 0;
-            }
+            search.note_grouped(&members);
         }
         far.and_then(|ids| ids.into_iter().find(|id| !members.contains(id)))
     }
@@ -269,6 +321,7 @@ mod tests {
             MdavOptions { distance_reuse: true, ..t },
             MdavOptions { partial_sort: true, ..t },
             MdavOptions { centroid_by_subtraction: true, ..t },
+            MdavOptions { algebraic_distance: true, norm_pruning: true, ..t },
             MdavOptions {
                 spatial_index: IndexChoice::Off,
                 compact_scan: IndexChoice::Off,
@@ -281,12 +334,13 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(40))]
         /// Every mode on the mixed key gives the textbook MDAV's partition of the dense
-        /// embedding: few-level, many-level and weighted nominal columns.
+        /// embedding: few-level, many-level (codes in one and two bytes) and weighted nominal
+        /// columns.
         #[test]
         fn mixed_key_gives_the_embedding_partition(
             n in 1usize..250,
             d in 1usize..4,
-            levels in prop::collection::vec(prop_oneof![2usize..4, 20usize..200], 0..4),
+            levels in prop::collection::vec(prop_oneof![2usize..4, 20usize..200, 257usize..600], 0..4),
             k in 2usize..8,
             seed: u64,
         ) {
@@ -298,6 +352,28 @@ mod tests {
             }
             let p = Partition::from_labels(m.labels::<f32>(k, MdavOptions::default(), 1)).unwrap();
             p.check(k, Some(2 * k - 1)).unwrap();
+        }
+
+        /// The norm-ordered search for the record farthest from the centroid (its blocks,
+        /// masks and compaction) names the scan's record, ties to the lowest id included: on
+        /// tie-heavy keys (small integer values, few levels) the partition is the one
+        /// without it.
+        #[test]
+        fn norm_search_gives_the_scan_partition_with_ties(
+            n in 1usize..400,
+            d in 1usize..3,
+            levels in prop::collection::vec(prop_oneof![2usize..4, 20usize..60], 1..4),
+            k in 2usize..6,
+            seed: u64,
+        ) {
+            let k = k.min(n);
+            let mut m = Mixed::random(n, d, &levels, seed);
+            m.x.mapv_inplace(|v| (2.0 * v).round());
+            let plain = MdavOptions { norm_pruning: false, ..MdavOptions::default() };
+            let want = m.labels::<f64>(k, plain, 1);
+            prop_assert_eq!(&m.labels::<f64>(k, MdavOptions::default(), 1), &want);
+            let want = m.labels::<f32>(k, plain, 1);
+            prop_assert_eq!(&m.labels::<f32>(k, MdavOptions::default(), 1), &want);
         }
     }
 
