@@ -171,7 +171,7 @@ pub fn microaggregate_with<S: Float, T: Float>(
                 let codes = codes.as_ref().map_or(nominal.codes.view(), |c| c.view());
                 let Method::Mdav(opts) = *method else { unreachable!("checked above") };
                 let key = MixedKey::<T>::new(part, scaling, codes, &nominal.weights)?;
-                Ok(mixed_mdav(key, k, opts, exec))
+                Ok(mixed_mdav(key, k, opts, exec, progress))
             }
         };
     let (partition, evaluation) = options.parallelism.install(|exec| {

@@ -81,6 +81,15 @@ def test_a_many_level_key_never_builds_the_embedding(monkeypatch: pytest.MonkeyP
     assert (rows == 1).all().all()  # every row of a group agrees on the whole key
 
 
+def test_progress_counts_every_record_of_a_native_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("microagg._mixed.workflow.embed", lambda *_: pytest.fail("the embedding was built"))
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300), "c": rng.choice(list("xyzw"), 300)})
+    progress = ma.Progress()
+    ma.anonymize(df, k=5, progress=progress)
+    assert progress.assigned == 300
+
+
 def test_other_methods_keep_the_embedding_and_name_the_native_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     assert native.NATIVE_METHODS == ("mdav",)
     monkeypatch.setattr(embedding, "_MAX_BYTES", 1000)

@@ -219,9 +219,7 @@ pub fn t_close_complete_keys<S: Float>(
                     };
                     let mixed =
                         MixedKey::<f64>::new(part.view(), &centered, codes.view(), &key.weights)?;
-                    let partition = mixed_mdav(mixed, k, opts, exec);
-                    counted.add(ids.len()); // exact MDAV on a mixed key counts at its end
-                    Ok(partition)
+                    Ok(mixed_mdav(mixed, k, opts, exec, counted))
                 }
                 _ => {
                     group::<S, f64>(part.view(), k, method, &centered, options.seed, exec, counted)

@@ -12,6 +12,7 @@ use crate::kernels::{self, BLOCK, Farthest, Metric, Nearest, Ranked, ScoreVisito
 use crate::mixed::{MixedKey, Reference, Scorer};
 use crate::parallel::Exec;
 use crate::partition::Partition;
+use crate::progress::Progress;
 
 /// The records still to group: the prefix `0..m` of the key, with their numeric sums and
 /// level counts (kept by subtraction, or recounted for each centroid).
@@ -219,13 +220,15 @@ impl<T: Float> Pool<T> {
     }
 }
 
-/// Runs exact MDAV on a mixed key (`1 ≤ k ≤ n`, checked by the caller). The options that do
-/// not apply to a mixed key (the spatial index, the compact scan) are ignored.
+/// Runs exact MDAV on a mixed key (`1 ≤ k ≤ n`, checked by the caller), counting every
+/// record it groups in `progress` as it goes. The options that do not apply to a mixed key
+/// (the spatial index, the compact scan) are ignored.
 pub fn mixed_mdav<T: Float>(
     key: MixedKey<T>,
     k: usize,
     opts: MdavOptions,
     exec: Exec,
+    progress: &Progress,
 ) -> Partition {
     let mut pool = Pool::new(key, opts, exec);
     while pool.m >= 3 * k {
@@ -236,14 +239,17 @@ pub fn mixed_mdav<T: Float>(
             None => pool.farthest_from_record(p_id),
         };
         pool.take_group(q, k, opts, false);
+        progress.add(2 * k);
     }
     if pool.m >= 2 * k {
         let p = pool.farthest_from_centroid();
         pool.take_group(p, k, opts, false);
+        progress.add(k);
     }
     for p in 0..pool.m {
         pool.labels[pool.key.ids()[p] as usize] = pool.groups;
     }
+    progress.add(pool.m);
     Partition::from_labels(pool.labels).expect("every record is labelled 0..g−1")
 }
 
@@ -308,7 +314,10 @@ mod tests {
             let key = MixedKey::<T>::new(self.x.view(), &scaling, self.codes.view(), &self.weights)
                 .unwrap();
             let par = Parallelism::from_n_jobs(jobs).unwrap();
-            par.install(|e| mixed_mdav(key, k, opts, e)).unwrap().labels().to_vec()
+            let progress = Progress::new();
+            let partition = par.install(|e| mixed_mdav(key, k, opts, e, &progress)).unwrap();
+            assert_eq!(progress.get(), self.x.nrows(), "every record is counted once");
+            partition.labels().to_vec()
         }
     }
 
