@@ -16,21 +16,12 @@ import microagg as ma
 from microagg._mixed import native
 from microagg._mixed.workflow import release
 from microagg._tcloseness import t_closeness
+from test_mixed_native import _key
 
 
 def _dense(*args: Any, **kwargs: Any) -> Any:
     """``t_close_microaggregate`` under another name: the mixed workflow then takes the embedding."""
     return ma.t_close_microaggregate(*args, **kwargs)
-
-
-def _key(n: int, levels: list[int], seed: int) -> tuple[dict[str, Any], dict[str, str]]:
-    rng = np.random.default_rng(seed)
-    values: dict[str, Any] = {"x": rng.normal(size=n), "y": rng.lognormal(size=n)}
-    kinds = {"x": "numeric", "y": "numeric"}
-    for j, L in enumerate(levels):
-        values[f"c{j}"] = rng.integers(0, L, n).astype(str)
-        kinds[f"c{j}"] = "nominal"
-    return values, kinds
 
 
 @pytest.mark.parametrize("t_method", ma.T_METHODS)
