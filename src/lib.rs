@@ -52,7 +52,7 @@ mod workflow;
 #[cfg(feature = "python")]
 mod python;
 
-pub use assess::{NearestLinks, RowIds, link_nearest};
+pub use assess::{NearestLinks, RowIds, link_nearest, link_nearest_mixed};
 pub use error::{Error, Result};
 pub use float::Float;
 pub use incremental::{Incremental, IncrementalOptions, Plan, Strategy, critical_head_start, plan};

@@ -12,6 +12,7 @@ from . import risk, utility
 from ._assess_input import F64, as_pair, as_release, as_weights, check_aligned, check_information_loss, strata_codes
 from ._columns import MeasureRoles
 from ._frames import as_frame, column, numeric_matrix
+from ._linkage_key import LinkageTables, frame_tables, with_categories
 from ._mixed.types import missing_cells, nominal_column
 from ._risk_change import DEFAULT_RISK_THRESHOLD, RiskChange, risk_change
 from ._tcloseness import _check_t
@@ -43,7 +44,7 @@ class Assessment:
     p : float
         The interval width used.
     record_linkage : microagg.risk.RecordLinkageResult
-        Nearest-record linkage (``.rate``, ``.expected_correct``).
+        Nearest-record linkage over the whole key (``.rate``, ``.expected_correct``).
     min_group_size : int
         The k the release achieves: its smallest class, within strata given ``by``; a
         missing value matches any value (:func:`microagg.risk.min_group_size`).
@@ -299,7 +300,9 @@ def assess(
         column roles of :func:`microagg.anonymize` (``columns``, ``categorical``,
         ``ordinal``, ``by``, ``weights``, ``sensitive`` by name, read from ``X``; strata and
         confidential values from ``Xm``, as published): the numeric measures read the
-        numeric key columns, the class sizes the whole key. A release must line up with
+        numeric key columns; record linkage, the class sizes and the EMD the whole key
+        (linkage in the key's one-hot embedding geometry, from level codes:
+        :func:`microagg.risk.record_linkage`). A release must line up with
         its original: every other column of both frames is copied as read and must be equal
         row by row, else a ``ValueError`` naming the column and the first row that differs;
         with no such column (arrays), an information loss above 100 % is a ``ValueError``
@@ -350,10 +353,11 @@ def assess(
             raise ValueError("t needs sensitive (the confidential attributes whose closeness t bounds)")
     aligned = False
     identifiers: tuple[str, ...] = ()
+    tables: Optional[LinkageTables] = None
     original, released = as_frame(X, "X"), as_frame(Xm, "Xm")
     frames = original is not None and released is not None and not isinstance(categorical, Mapping)
     if frames:
-        X, Xm, columns, categorical, by, weights, sensitive, aligned, identifiers = _frame_inputs(
+        X, Xm, columns, categorical, by, weights, sensitive, aligned, identifiers, tables = _frame_inputs(
             X, original, released, columns=columns, by=by, weights=weights, categorical=categorical, ordinal=ordinal,
             sensitive=sensitive,
         )
@@ -376,6 +380,8 @@ def assess(
         k = check_int(k, "k", minimum=2)
     global_linkage = check_bool(global_linkage, "global_linkage")
     categories = _categorical_changes(categorical, n, w)
+    if tables is None:
+        tables = with_categories(x, xm, categorical or {})
     key = xm if categorical is None else np.column_stack([xm, *(_codes(r, name) for name, (_, r) in categorical.items())])
     sizes, records = np.unique(risk.class_sizes(key, strata), return_counts=True)
     return Assessment(
@@ -387,7 +393,7 @@ def assess(
         eigen=utility.eigen(x, xm),
         interval_disclosure=risk.interval_disclosure(x, xm, p),
         p=float(p),
-        record_linkage=risk.record_linkage(x, xm, n_jobs=n_jobs),
+        record_linkage=risk.link_tables(tables, "nearest", n_jobs),
         min_group_size=int(sizes[0]),
         changes=utility.attribute_changes(x, xm, w),
         k_requested=k,
@@ -395,7 +401,7 @@ def assess(
         n_strata=None if strata is None else int(strata.max()) + 1,
         missing_original=int(np.isnan(x).sum()) + _missing(categorical, 0),
         missing_released=int(np.isnan(xm).sum()) + _missing(categorical, 1),
-        record_linkage_global=risk.record_linkage(x, xm, "global") if global_linkage else None,
+        record_linkage_global=risk.link_tables(tables, "global") if global_linkage else None,
         histograms=tuple(utility.histograms(x, xm)),
         merges=tuple(_as_merge(m) for m in merges),
         weighted=w is not None,
@@ -442,8 +448,9 @@ def _frame_inputs(X: Any, original: Any, released: Any, **roles: Any) -> tuple[A
     categorical = {str(c): (column(x_native, c), column(xm_native, c)) for c in roles_of.categories} or None
     roles_named = [*roles_of.key, *roles_of.sensitive, *roles_of.by, *([] if roles_of.weights is None else [roles_of.weights])]
     identifiers = distinct_per_record(((str(c), column(xm_native, c)) for c in released.columns), map(str, roles_named))
+    tables = frame_tables(original, released, roles_of, roles["categorical"])
     return (numeric_matrix(original, numeric), numeric_matrix(released, numeric, name="Xm"), [str(c) for c in numeric],
-            categorical, by, weights, sensitive, aligned, identifiers)
+            categorical, by, weights, sensitive, aligned, identifiers, tables)
 
 
 def distinct_per_record(columns: Iterable[Tuple[str, Any]], exclude: Iterable[str] = ()) -> tuple[str, ...]:

@@ -245,6 +245,8 @@ class MeasureRoles:
     by: list[Any]
     weights: Optional[Any]
     sensitive: list[Any]
+    ordinal: dict[Any, tuple[Any, ...]] = field(default_factory=dict)
+    """The levels of the key columns declared ordinal (ordered categoricals carry theirs)."""
 
 
 def strata_names(columns: Sequence[Any], by: Any) -> Optional[list[Any]]:
@@ -281,4 +283,5 @@ def measure_roles(
     mixed = mixed_key(frame, key, categorical, ordinal, None, "mode")
     declared = () if mixed is None else (*mixed.categorical, *mixed.ordinal)
     categories = [c for c in key if c in declared or not numeric(c)]
-    return MeasureRoles(key, categories, roles.by, roles.weights, confidential)
+    levels = {} if mixed is None else dict(mixed.ordinal)
+    return MeasureRoles(key, categories, roles.by, roles.weights, confidential, levels)

@@ -1,6 +1,6 @@
 """Type stubs of the Rust extension module ``microagg._core`` (keep in step with src/python/mod.rs)."""
 
-from typing import Any, Optional, TypedDict, Union, final
+from typing import Any, Optional, Sequence, TypedDict, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -125,8 +125,15 @@ class IncrementalState:
     def result(self) -> tuple[npt.NDArray[np.int64], int, npt.NDArray[np.float64], float, float]: ...
 
 def link_nearest_arrays(
-    x: npt.NDArray[np.float64], xm: npt.NDArray[np.float64], *, n_jobs: int
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]: ...
+    x: npt.NDArray[np.float64],
+    xm: npt.NDArray[np.float64],
+    *,
+    n_jobs: int,
+    mismatch_costs: Sequence[float] = ...,
+) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.bool_]]:
+    """Nearest-record links of every row of ``x`` in ``xm`` (both scaled); the last
+    ``len(mismatch_costs)`` columns hold nominal level codes (NaN where missing), a mismatch
+    on one costing its entry."""
 
 def distinct_rows(
     a: npt.NDArray[np.float64],

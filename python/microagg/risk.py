@@ -33,8 +33,9 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._assess_input import F64, as_pair, as_release, population_scale, sample_sd
+from ._assess_input import F64, as_pair, as_release, sample_sd
 from ._kanonymity import class_sizes as class_sizes_of
+from ._linkage_key import LinkageTables, linkage_tables
 from ._ldiversity import l_diversity
 from ._population_risk import IndividualRisk, individual_risk
 from ._risk_change import RiskChange
@@ -130,11 +131,28 @@ class RecordLinkageResult:
         )
 
 
-def record_linkage(X: Any, Xm: Any, method: str = "nearest", *, n_jobs: int = 1) -> RecordLinkageResult:
+def record_linkage(
+    X: Any,
+    Xm: Any,
+    method: str = "nearest",
+    *,
+    n_jobs: int = 1,
+    columns: Any = None,
+    categorical: Any = None,
+    ordinal: Any = None,
+    by: Any = None,
+    weights: Any = None,
+    sensitive: Any = None,
+) -> RecordLinkageResult:
     """Distance-based record linkage of the original records to the release.
 
     Both files are centred and scaled by the original's column mean and population sd
-    (ddof 0; a constant column keeps scale 1) and compared by Euclidean distance.
+    (ddof 0; a constant column keeps scale 1) and compared by Euclidean distance. On a
+    mixed key (DataFrames with categorical or ordinal key columns, as ``anonymize`` returns
+    them) ordinal ranks are scaled like numbers and a nominal column adds 1 to the squared
+    distance where the two records' levels differ: the geometry of the key's one-hot
+    embedding (docs/algorithms.md#mixed-keys), computed from level codes, so a
+    5 000-level column costs one attribute, not 5 000.
 
     ``method="nearest"``: each original record is linked to its nearest released records.
     When t released records tie at exactly the same computed distance, the intruder picks
@@ -142,8 +160,9 @@ def record_linkage(X: Any, Xm: Any, method: str = "nearest", *, n_jobs: int = 1)
     release is among them; ``rate`` is the mean of that probability. The Rust core searches
     the release's distinct rows (one per group of a microaggregated file) exactly: a k-d
     tree up to 3 attributes, bounded blocks of 32 up to 8, above it f32 scores of every
-    distinct row within a rigorous rounding bound and an exact re-check; in ``n_jobs`` threads with the same answer for
-    every ``n_jobs``; memory O(n·d).
+    distinct row within a rigorous rounding bound and an exact re-check; a mixed key in a
+    k-d tree whose boxes hold each nominal column's code range; in ``n_jobs`` threads with
+    the same answer for every ``n_jobs``; memory O(n·d).
 
     ``method="global"`` (GDBRL, Herranz et al. 2015; sdcMicro's ``recordLinkage`` with
     ``distance="euclidean"``): the one-to-one matching of minimum total distance, solved by
@@ -154,24 +173,44 @@ def record_linkage(X: Any, Xm: Any, method: str = "nearest", *, n_jobs: int = 1)
     Missing values: distances are partial (docs/assessment.md#risk): the sum over the attributes
     observed in both records, times d / their number; records with no attribute in common are
     infinitely far apart (``"global"`` then refuses the pair's cost and raises).
+
+    Parameters
+    ----------
+    X, Xm : array-like (n, d) or DataFrames
+        The original and the release, record i released as row i. Arrays are the key, every
+        column a number.
+    method : {"nearest", "global"}
+    n_jobs : int, default 1
+        Threads of the nearest-record search (same answer for every value).
+    columns, categorical, ordinal, by, weights, sensitive
+        For DataFrames, their column roles as :func:`microagg.anonymize` takes them
+        (docs/assessment.md#measures-of-a-frame), read from ``X``: the key ``columns``
+        (default: the numeric columns without another role, and the ``categorical`` and
+        ``ordinal`` ones), and ``by``, ``weights``, ``sensitive`` columns that are never keys
+        (linkage ignores strata and weights: an intruder links records).
     """
-    x, xm = as_pair(X, Xm)
     method = check_str(method, "method")
     n_jobs = check_n_jobs(n_jobs)
-    mean, sd = population_scale(x)
-    z, zm = (x - mean) / sd, (xm - mean) / sd
+    tables = linkage_tables(X, Xm, columns=columns, categorical=categorical, ordinal=ordinal, by=by,
+                            weights=weights, sensitive=sensitive)
+    return link_tables(tables, method, n_jobs)
+
+
+def link_tables(tables: LinkageTables, method: str, n_jobs: int = 1) -> RecordLinkageResult:
+    """:func:`record_linkage` of the scaled tables (:mod:`microagg._linkage_key`)."""
+    z, zm, costs = tables
     if method == "nearest":
-        ties, own = _core.link_nearest_arrays(z, zm, n_jobs=n_jobs)
+        ties, own = _core.link_nearest_arrays(z, zm, n_jobs=n_jobs, mismatch_costs=costs)
         counts = ties.astype(np.int64)
         return RecordLinkageResult(
-            "nearest", float(np.sum(own / counts)), x.shape[0], tie_counts=counts, own_among_ties=own
+            "nearest", float(np.sum(own / counts)), z.shape[0], tie_counts=counts, own_among_ties=own
         )
     if method == "global":
-        return _global_linkage(z, zm)
+        return _global_linkage(z, zm, costs)
     raise ValueError(f"method must be 'nearest' or 'global', got {method!r}")
 
 
-def _global_linkage(z: F64, zm: F64) -> RecordLinkageResult:
+def _global_linkage(z: F64, zm: F64, costs: list[float]) -> RecordLinkageResult:
     n = z.shape[0]
     if n > GLOBAL_MAX_RECORDS:
         raise ValueError(
@@ -185,8 +224,8 @@ def _global_linkage(z: F64, zm: F64) -> RecordLinkageResult:
         raise ImportError(
             "record_linkage(method='global') needs scipy: pip install scipy (or 'microagg[scipy]')"
         ) from None
-    complete = not (np.isnan(z).any() or np.isnan(zm).any())
-    cost = cdist(z, zm) if complete else np.sqrt(_partial_squared_distances(z, zm))
+    complete = not (costs or np.isnan(z).any() or np.isnan(zm).any())
+    cost = cdist(z, zm) if complete else np.sqrt(_partial_squared_distances(z, zm, costs))
     if not np.isfinite(cost).all():
         raise ValueError("some original and released records share no observed attribute; "
                          "record_linkage(method='global') cannot match them")
@@ -197,17 +236,19 @@ def _global_linkage(z: F64, zm: F64) -> RecordLinkageResult:
     return RecordLinkageResult("global", float(correct), n, matches=matches)
 
 
-def _partial_squared_distances(a: F64, b: F64) -> F64:
+def _partial_squared_distances(a: F64, b: F64, costs: list[float]) -> F64:
     """(len(a), len(b)) squared distances, partial where values are missing
     (docs/assessment.md#risk): Σ over attributes observed in both, times d / their number; +inf when
-    none."""
+    none. The last ``len(costs)`` columns hold nominal codes, a mismatch costing its entry."""
     d = a.shape[1]
+    numeric = d - len(costs)
     acc = np.zeros((a.shape[0], b.shape[0]))
     seen = np.zeros_like(acc)
     for j in range(d):
         t = a[:, j, None] - b[None, :, j]
         ok = ~np.isnan(t)
-        acc += np.where(ok, t * t, 0.0)
+        term = t * t if j < numeric else costs[j - numeric] * (t != 0)
+        acc += np.where(ok, term, 0.0)
         seen += ok
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(seen > 0, acc * (d / np.maximum(seen, 1)), np.inf)

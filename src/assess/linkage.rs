@@ -18,9 +18,15 @@
 //! Missing values (NaN, left by `missing="keep"`): a table with any NaN is searched by brute
 //! force over the distinct rows with the partial distance of docs/assessment.md#risk (the sum over
 //! the attributes observed in both rows, times d / their number; +∞ when there is none).
+//!
+//! A mixed key ([`link_nearest_mixed`]): its last columns hold nominal level codes and the
+//! distance is [`MixedMetric::distance`], the one-hot embedding's without its columns; the
+//! distinct rows are searched by a k-d tree whose code ranges prune ([`MixedIndex`]).
 
 use super::distinct::{DistinctRows, row_major};
 use super::links::NearestLinks;
+use super::mixed_index::MixedIndex;
+use super::mixed_metric::MixedMetric;
 use super::scan::link_by_scan;
 use crate::error::{Error, Result};
 use crate::float::Float;
@@ -49,21 +55,6 @@ pub const BLOCKS_MAX_DIM: usize = 8;
 /// Queries per parallel task.
 const CHUNK: usize = 512;
 
-/// The partial squared distance of docs/assessment.md#risk: the sum over the attributes observed
-/// (not NaN) in both rows, scaled by d / their number; +∞ when no attribute is observed in both.
-#[inline]
-pub fn partial_squared_distance<T: Float>(a: &[T], b: &[T]) -> T {
-    let (mut acc, mut m) = (T::zero(), 0usize);
-    for (&x, &y) in a.iter().zip(b) {
-        if !(x.is_nan() || y.is_nan()) {
-            let t = x - y;
-            acc += t * t;
-            m += 1;
-        }
-    }
-    if m == 0 { T::infinity() } else { acc * T::from_f64_lossy(a.len() as f64 / m as f64) }
-}
-
 /// Links every row of `original` to its nearest rows of `release` (record i's own release
 /// is release row i; see the module docs). Errors: shapes differ, no records or attributes,
 /// ±∞ anywhere, more than 2³² − 1 records.
@@ -72,41 +63,60 @@ pub fn link_nearest<T: Float>(
     release: ArrayView2<T>,
     parallelism: Parallelism,
 ) -> Result<NearestLinks> {
+    link_nearest_mixed(original, release, &[], parallelism)
+}
+
+/// [`link_nearest`] over a mixed key: the last `costs.len()` columns of both tables hold
+/// nominal level codes (whole numbers ≥ 0, NaN where missing), a mismatch on column j
+/// costing `costs[j]` (> 0, finite), and the distance is [`MixedMetric::distance`] (the
+/// partial one with missing cells). Errors as [`link_nearest`], and for a cost or code out
+/// of range.
+pub fn link_nearest_mixed<T: Float>(
+    original: ArrayView2<T>,
+    release: ArrayView2<T>,
+    costs: &[T],
+    parallelism: Parallelism,
+) -> Result<NearestLinks> {
     let (n, d) = original.dim();
-    if release.dim() != (n, d) {
-        return Err(Error::InvalidParameter {
-            name: "release".into(),
-            reason: format!(
-                "must have the shape of the original data {:?}, got {:?}",
-                (n, d),
-                release.dim()
-            ),
-        });
+    check_tables(original, release)?;
+    if costs.len() > d {
+        return Err(invalid("costs", format!("{} nominal columns of {d}", costs.len())));
     }
-    if n == 0 || d == 0 {
-        return Err(Error::EmptyInput { n_records: n, n_attributes: d });
+    if let Some(c) = costs.iter().find(|c| !(c.is_finite() && **c > T::zero())) {
+        return Err(invalid("costs", format!("must be positive and finite, got {c:?}")));
     }
-    if n >= u32::MAX as usize {
-        return Err(Error::InvalidParameter {
-            name: "original".into(),
-            reason: format!("{n} records; at most 2^32 - 2"),
-        });
-    }
+    let numeric = d - costs.len();
     let mut has_nan = false;
-    for table in [original, release] {
+    for (name, table) in [("original", original), ("release", release)] {
         for ((record, attribute), v) in table.indexed_iter() {
             if v.is_infinite() {
                 return Err(Error::NonFinite { record, attribute });
             }
             has_nan |= v.is_nan();
+            if attribute >= numeric && !v.is_nan() && !(*v >= T::zero() && v.floor() == *v) {
+                return Err(invalid(
+                    name,
+                    format!("column {attribute} holds level codes; record {record} has {v:?}"),
+                ));
+            }
         }
     }
+    debug_assert!(n > 0);
+    let metric = MixedMetric::new(numeric, costs.to_vec());
     let queries = row_major(original);
     parallelism.install(|exec| {
         let distinct = DistinctRows::new(release, exec);
         if has_nan {
-            let brute = PartialBrute { distinct: &distinct };
-            link_all(&queries, &distinct, &brute, partial_squared_distance)
+            let partial = |a: &[T], b: &[T]| metric.partial(a, b);
+            link_all(
+                &queries,
+                &distinct,
+                &Brute { distinct: &distinct, distance: partial },
+                partial,
+            )
+        } else if !costs.is_empty() {
+            let index = MixedIndex::new(&distinct.rows, &metric);
+            link_all(&queries, &distinct, &index, |a, b| metric.distance(a, b))
         } else if d <= KD_TREE_MAX_DIM {
             link_all(&queries, &distinct, &KdTree::new(&distinct.rows, d), squared_distance)
         } else {
@@ -122,12 +132,38 @@ pub fn link_nearest<T: Float>(
     })
 }
 
+/// Both tables n × d with n ≥ 1, d ≥ 1 and n < 2³² − 1.
+fn check_tables<T: Float>(original: ArrayView2<T>, release: ArrayView2<T>) -> Result<()> {
+    let (n, d) = original.dim();
+    if release.dim() != (n, d) {
+        return Err(invalid(
+            "release",
+            format!(
+                "must have the shape of the original data {:?}, got {:?}",
+                (n, d),
+                release.dim()
+            ),
+        ));
+    }
+    if n == 0 || d == 0 {
+        return Err(Error::EmptyInput { n_records: n, n_attributes: d });
+    }
+    if n >= u32::MAX as usize {
+        return Err(invalid("original", format!("{n} records; at most 2^32 - 2")));
+    }
+    Ok(())
+}
+
+fn invalid(name: &str, reason: String) -> Error {
+    Error::InvalidParameter { name: name.into(), reason }
+}
+
 /// Searches every query (in parallel chunks when a pool is installed).
 fn link_all<T: Float, I: NearestIndex<T>>(
     queries: &[T],
     distinct: &DistinctRows<T>,
     index: &I,
-    distance: fn(&[T], &[T]) -> T,
+    distance: impl Fn(&[T], &[T]) -> T + Sync,
 ) -> NearestLinks {
     let d = distinct.dim;
     let n = queries.len() / d;
@@ -153,15 +189,16 @@ fn link_all<T: Float, I: NearestIndex<T>>(
     NearestLinks { tie_counts, own_among }
 }
 
-/// Brute force over the distinct rows with the partial distance (tables with NaN).
-struct PartialBrute<'a, T> {
+/// Brute force over the distinct rows by `distance` (tables with NaN: the partial distance).
+struct Brute<'a, T, D> {
     distinct: &'a DistinctRows<T>,
+    distance: D,
 }
 
-impl<T: Float> NearestIndex<T> for PartialBrute<'_, T> {
+impl<T: Float, D: Fn(&[T], &[T]) -> T + Sync> NearestIndex<T> for Brute<'_, T, D> {
     fn search(&self, query: &[T], ties: &mut Ties<T>) {
         for id in 0..self.distinct.len() as u32 {
-            ties.offer(id, partial_squared_distance(query, self.distinct.row(id)));
+            ties.offer(id, (self.distance)(query, self.distinct.row(id)));
         }
     }
 }
@@ -173,19 +210,21 @@ mod tests {
     use proptest::prelude::*;
     use rand::{RngExt, SeedableRng, rngs::StdRng};
 
-    /// Brute force over every released record, the definition.
-    fn reference<T: Float>(x: &Array2<T>, xm: &Array2<T>) -> NearestLinks {
-        let dist: fn(&[T], &[T]) -> T = if x.iter().chain(xm.iter()).any(|v| v.is_nan()) {
-            partial_squared_distance
-        } else {
-            squared_distance
-        };
+    /// Brute force over every released record, the definition (the last `costs.len()`
+    /// columns hold codes).
+    fn reference<T: Float>(x: &Array2<T>, xm: &Array2<T>, costs: &[T]) -> NearestLinks {
+        let metric = MixedMetric::new(x.ncols() - costs.len(), costs.to_vec());
+        let nan = x.iter().chain(xm.iter()).any(|v| v.is_nan());
         let (mut tie_counts, mut own_among) = (Vec::new(), Vec::new());
         for (i, q) in x.rows().into_iter().enumerate() {
             let q = q.to_vec();
             let mut t = Ties::within(T::infinity());
             for (j, r) in xm.rows().into_iter().enumerate() {
-                t.offer(j as u32, dist(&q, &r.to_vec()));
+                let r = r.to_vec();
+                t.offer(
+                    j as u32,
+                    if nan { metric.partial(&q, &r) } else { metric.distance(&q, &r) },
+                );
             }
             tie_counts.push(t.ids().len() as u64);
             own_among.push(t.ids().contains(&(i as u32)));
@@ -212,7 +251,7 @@ mod tests {
         for d in [1, 2, 3, 6, 7, 8, 9, 15] {
             let x = Array2::from_shape_fn((700, d), |_| rng.random_range(-3i32..=3) as f64);
             let xm = grouped(&x, 3);
-            let want = reference(&x, &xm);
+            let want = reference(&x, &xm, &[]);
             for jobs in [1, 3] {
                 let got =
                     link_nearest(x.view(), xm.view(), Parallelism::from_n_jobs(jobs).unwrap())
@@ -259,7 +298,7 @@ mod tests {
             }
             let (x32, xm32) = (x.mapv(|v| v as f32), xm.mapv(|v| v as f32));
             let single = single && offset.abs() < 1e30;
-            let want = if single { reference(&x32, &xm32) } else { reference(&x, &xm) };
+            let want = if single { reference(&x32, &xm32, &[]) } else { reference(&x, &xm, &[]) };
             for jobs in [1, 2] {
                 let par = Parallelism::from_n_jobs(jobs).unwrap();
                 let got = if single {
@@ -272,13 +311,111 @@ mod tests {
         }
     }
 
+    /// `p` integer numeric columns and nominal columns of `levels` levels, and a release of
+    /// groups of `k` consecutive records (numbers to a grid of halves, each code the group's
+    /// first record's, as a mode would be), with many exact ties.
+    fn mixed_pair(
+        rng: &mut StdRng,
+        n: usize,
+        p: usize,
+        levels: &[u32],
+        k: usize,
+    ) -> (Array2<f64>, Array2<f64>) {
+        let x = Array2::from_shape_fn((n, p + levels.len()), |(_, j)| {
+            if j < p {
+                f64::from(rng.random_range(-3i32..=3))
+            } else {
+                f64::from(rng.random_range(0..levels[j - p]))
+            }
+        });
+        let mut xm = grouped(&x, k);
+        for (g, mut chunk) in xm.axis_chunks_iter_mut(ndarray::Axis(0), k).enumerate() {
+            for j in p..x.ncols() {
+                chunk.column_mut(j).fill(x[[g * k, j]]);
+            }
+        }
+        (x, xm)
+    }
+
+    /// The one-hot embedding of the code columns (value 1, so a mismatch costs 2).
+    fn one_hot(x: &Array2<f64>, p: usize, levels: &[u32]) -> Array2<f64> {
+        let width = p + levels.iter().sum::<u32>() as usize;
+        Array2::from_shape_fn((x.nrows(), width), |(i, j)| {
+            if j < p {
+                return x[[i, j]];
+            }
+            let (mut start, mut c) = (p, 0);
+            while j >= start + levels[c] as usize {
+                start += levels[c] as usize;
+                c += 1;
+            }
+            f64::from(x[[i, p + c]] == (j - start) as f64)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Over a mixed key the links are those of the dense one-hot embedding searched as
+        /// numbers (a mismatch costs 2 = 1² + 1²; integer data, so both sums are exact), with
+        /// few-level and many-level columns, no numeric column at all, on one thread and two.
+        #[test]
+        fn mixed_links_equal_the_dense_embeddings(
+            n in 1usize..300,
+            p in 0usize..4,
+            levels in prop::collection::vec(prop::sample::select(vec![2u32, 3, 7, 60]), 1..4),
+            k in 1usize..6,
+            seed: u64,
+        ) {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let (x, xm) = mixed_pair(&mut rng, n, p, &levels, k);
+            let costs = vec![2.0; levels.len()];
+            let dense = link_nearest(
+                one_hot(&x, p, &levels).view(), one_hot(&xm, p, &levels).view(), Parallelism::Sequential,
+            ).unwrap();
+            prop_assert_eq!(&dense, &reference(&x, &xm, &costs));
+            for jobs in [1, 2] {
+                let par = Parallelism::from_n_jobs(jobs).unwrap();
+                prop_assert_eq!(&link_nearest_mixed(x.view(), xm.view(), &costs, par).unwrap(), &dense);
+            }
+        }
+    }
+
+    #[test]
+    fn mixed_keys_with_missing_cells_use_the_partial_distance() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let levels = [2, 40];
+        let (mut x, mut xm) = mixed_pair(&mut rng, 400, 2, &levels, 3);
+        for _ in 0..30 {
+            let (i, j) = (rng.random_range(0..400), rng.random_range(0..4));
+            if rng.random_range(0..2) == 0 { x[[i, j]] = f64::NAN } else { xm[[i, j]] = f64::NAN }
+        }
+        let costs = [1.0, 0.5];
+        let got = link_nearest_mixed(x.view(), xm.view(), &costs, Parallelism::Sequential).unwrap();
+        assert_eq!(got, reference(&x, &xm, &costs));
+        assert!(got.tie_counts.iter().any(|&t| t > 3), "the test wants ties");
+    }
+
+    #[test]
+    fn bad_costs_and_codes_are_errors() {
+        let x = ndarray::array![[0.0, 1.0], [2.0, 0.0]];
+        let par = Parallelism::Sequential;
+        for costs in [&[0.0][..], &[f64::NAN], &[1.0, 1.0, 1.0]] {
+            assert!(link_nearest_mixed(x.view(), x.view(), costs, par).is_err(), "{costs:?}");
+        }
+        for bad in [0.5, -1.0] {
+            let mut y = x.clone();
+            y[[1, 1]] = bad;
+            assert!(link_nearest_mixed(x.view(), y.view(), &[1.0], par).is_err(), "{bad}");
+        }
+    }
+
     #[test]
     fn magnitudes_beyond_the_scans_copy_take_the_blocks() {
         let mut rng = StdRng::seed_from_u64(11);
         let x = Array2::from_shape_fn((200, 9), |_| rng.random_range(-3i32..=3) as f64 * 1e307);
         let xm = grouped(&x, 3);
         let got = link_nearest(x.view(), xm.view(), Parallelism::Sequential).unwrap();
-        assert_eq!(got, reference(&x, &xm));
+        assert_eq!(got, reference(&x, &xm, &[]));
         assert!(got.tie_counts.iter().any(|&t| t > 3), "the test wants ties");
     }
 
@@ -294,7 +431,7 @@ mod tests {
             *v = f64::NAN;
         }
         let got = link_nearest(x.view(), xm.view(), Parallelism::Sequential).unwrap();
-        assert_eq!(got, reference(&x, &xm));
+        assert_eq!(got, reference(&x, &xm, &[]));
     }
 
     #[test]

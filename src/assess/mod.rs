@@ -9,6 +9,8 @@
 pub mod distinct;
 pub mod linkage;
 mod links;
+mod mixed_index;
+pub mod mixed_metric;
 mod panel;
 pub mod row_ids;
 mod scan;
@@ -19,6 +21,6 @@ mod scores_avx2;
 #[cfg(target_arch = "x86_64")]
 mod scores_avx512;
 
-pub use linkage::link_nearest;
+pub use linkage::{link_nearest, link_nearest_mixed};
 pub use links::NearestLinks;
 pub use row_ids::RowIds;

@@ -2,26 +2,28 @@
 //! the distinct rows the class counting groups records by.
 
 use super::run_detached;
-use crate::{Parallelism, RowIds, link_nearest};
+use crate::{Parallelism, RowIds, link_nearest_mixed};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
 /// `(tie_counts, own_among)` arrays.
 type Links<'py> = (Bound<'py, PyArray1<u64>>, Bound<'py, PyArray1<bool>>);
 
-/// Links every row of `x` to its nearest rows of `xm` (both already scaled); returns
+/// Links every row of `x` to its nearest rows of `xm` (both already scaled; the last
+/// `len(mismatch_costs)` columns nominal level codes, [`link_nearest_mixed`]); returns
 /// `(tie_counts, own_among)`, one entry per record.
 #[pyfunction]
-#[pyo3(signature = (x, xm, *, n_jobs))]
+#[pyo3(signature = (x, xm, *, n_jobs, mismatch_costs = Vec::new()))]
 fn link_nearest_arrays<'py>(
     py: Python<'py>,
     x: PyReadonlyArray2<'py, f64>,
     xm: PyReadonlyArray2<'py, f64>,
     n_jobs: i64,
+    mismatch_costs: Vec<f64>,
 ) -> PyResult<Links<'py>> {
     let parallelism = Parallelism::from_n_jobs(n_jobs)?;
     let (a, b) = (x.as_array(), xm.as_array());
-    let links = run_detached(py, || link_nearest(a, b, parallelism))?;
+    let links = run_detached(py, || link_nearest_mixed(a, b, &mismatch_costs, parallelism))?;
     Ok((links.tie_counts.into_pyarray(py), links.own_among.into_pyarray(py)))
 }
 
