@@ -5,21 +5,25 @@
 //! * Missing key values (`missing="fill"` / `"keep"`) mean what they mean for plain
 //!   microaggregation: the keys are completed once by EM ([`completion::complete`]), the
 //!   classes are built on the completed coordinates, and the release and IL are of the
-//!   observed cells. The t-close grouping never sees a missing value.
+//!   observed cells. The t-close grouping never sees a missing value. A mixed key's missing
+//!   codes are grouped at their most probable levels ([`complete_levels`]), as plain
+//!   microaggregation groups them.
 //! * A partitioned run (`max_part`) cuts every stratum into parts of at most `max_part`
-//!   records as plain microaggregation does ([`cut_into_parts`]) and makes each part t-close
+//!   records as plain microaggregation does ([`cut_into_parts`], a mixed key
+//!   [`cut_mixed_into_parts`]) and makes each part t-close
 //!   on its own, against the whole file's distribution of every confidential attribute, so
 //!   each class keeps the guarantee it has without parts. The EMD to the file is convex in
 //!   the class's distribution (a norm of P − Q: ordered, of the cumulative distributions;
 //!   nominal, of the shares), so a part farther than t from the file has no t-close
 //!   partition, while a part within t has one (itself, one class, at worst). Parts farther
 //!   than t are therefore joined to the part of nearest key centroid first, repeatedly
-//!   ([`verify::merge_until_close`] applied to parts), until each is within t: a joined part
+//!   ([`verify::merge_until_close`] applied to parts, in the key's geometry: a mixed key's
+//!   [`MixedSpace`]), until each is within t: a joined part
 //!   may exceed `max_part`. A stratum farther than t stays one part, which is refused
 //!   naming the stratum, as without parts.
 
 use crate::dataset::{Scaling, validate_k};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::float::Float;
 use crate::method::Method;
 use crate::microaggregate::{Options, check_nominal};
@@ -29,13 +33,15 @@ use crate::parallel::Exec;
 use crate::progress::Progress;
 use crate::tcloseness::budget::Budget;
 use crate::tcloseness::confidential::Confidential;
-use crate::tcloseness::space::Dense;
+use crate::tcloseness::mixed_space::MixedSpace;
+use crate::tcloseness::space::{Dense, Space};
 use crate::tcloseness::{TCloseOutcome, TCloseness, check_stratum, t_close_complete_keys, verify};
 use crate::workflow::completion;
 use crate::workflow::evaluation::Evaluation;
-use crate::workflow::parts::cut_into_parts;
+use crate::workflow::level_completion::complete_levels;
+use crate::workflow::parts::{cut_into_parts, cut_mixed_into_parts};
 use crate::workflow::weights::validate_weights;
-use crate::workflow::{Merge, SmallStrata, Strata, Workflow, strata};
+use crate::workflow::{Merge, NominalKey, SmallStrata, Strata, Workflow, strata};
 use ndarray::{ArrayView2, Axis};
 
 /// k-anonymous, t-close microaggregation of `x` (n × d keys; NaN a missing cell where
@@ -61,25 +67,29 @@ pub fn t_close_microaggregate<S: Float>(
         validate_weights(w, n)?;
     }
     let scaling = workflow.scaling(x, options.standardize)?;
-    if let Some(nominal) = &workflow.nominal {
-        // A mixed key: complete, without parts, merging from exact MDAV (for now), and codes
-        // and weights as the key takes them.
-        check_nominal(nominal, method, Missing::Error, n)?;
-        if has_missing || workflow.max_part.is_some() {
-            return Err(Error::InvalidParameter {
-                name: "nominal".into(),
-                reason: "t-closeness takes a mixed key with complete cells and without max_part \
-                         (those are completed and cut on its embedding)"
-                    .into(),
-            });
+    // A mixed key's missing codes: their most probable levels (level_completion), as for
+    // plain microaggregation; the grouping, the cuts and the merges see the completed codes.
+    let nominal = match &workflow.nominal {
+        Some(key) => {
+            check_nominal(key, method, options.missing, n)?;
+            let codes = if key.codes.iter().any(|&v| v < 0) {
+                complete_levels(x, &scaling, key.codes.view())?
+            } else {
+                key.codes.clone()
+            };
+            Some(NominalKey { codes, weights: key.weights.clone() })
         }
-        MixedKey::<f64>::new(x, &scaling, nominal.codes.view(), &nominal.weights)?;
-    }
+        None => None,
+    };
     if let Some(s) = &workflow.strata {
         check_strata_early(tc, s, k, workflow.small_strata)?;
     }
     let completed = if has_missing { Some(completion::complete(x)?) } else { None };
     let keys = completed.as_ref().map_or(x, |c| c.view());
+    if let Some(key) = &nominal {
+        MixedKey::<f64>::new(keys, &scaling, key.codes.view(), &key.weights)?;
+    }
+    let workflow = &Workflow { nominal, ..workflow.clone() };
     let parts =
         match workflow.max_part {
             Some(max_part) => Some(options.parallelism.install(|exec| {
@@ -169,7 +179,12 @@ fn t_close_parts<S: Float>(
     let mut names: Vec<String> = Vec::new();
     for ids in units {
         let name = unit_name(workflow.strata.as_ref(), &ids);
-        let parts = cut_into_parts(x, scaling, ids.clone(), max_part, exec);
+        let parts = match &workflow.nominal {
+            Some(key) => {
+                cut_mixed_into_parts(x, scaling, key.levels(), ids.clone(), max_part, exec)
+            }
+            None => cut_into_parts(x, scaling, ids.clone(), max_part, exec),
+        };
         for (p, part) in parts.iter().enumerate() {
             part.iter().for_each(|&i| codes[i as usize] = p as u32);
         }
@@ -178,16 +193,20 @@ fn t_close_parts<S: Float>(
             let codes = tc.sensitive.iter().map(|a| a.codes.as_slice());
             let conf = Confidential::of(codes, &ids, Some(&mass), &references);
             let rows: Vec<usize> = ids.iter().map(|&i| i as usize).collect();
-            let rows = scaling.rows_of::<S, f64>(x.select(Axis(0), &rows).view())?;
-            verify::merge_until_close(
-                &Dense::new(&rows, x.ncols()),
-                &labels,
-                &conf,
-                tc.t,
-                &mut Budget::unlimited(),
-            )
-            .expect("an unlimited budget is never exceeded")
-            .0
+            let keys = scaling.rows_of::<S, f64>(x.select(Axis(0), &rows).view())?;
+            match &workflow.nominal {
+                Some(key) => {
+                    let codes =
+                        key.codes.select(Axis(0), &rows).iter().map(|&c| c as u32).collect();
+                    join_far_parts(
+                        &MixedSpace::new(keys, x.ncols(), ids.len(), codes, &key.weights),
+                        &labels,
+                        &conf,
+                        tc.t,
+                    )
+                }
+                None => join_far_parts(&Dense::new(&keys, x.ncols()), &labels, &conf, tc.t),
+            }
         } else {
             labels
         };
@@ -199,6 +218,14 @@ fn t_close_parts<S: Float>(
         names.extend(std::iter::repeat_n(name, count));
     }
     Ok((Strata::new(codes, names)?, split.map_or_else(Vec::new, |s| s.merges)))
+}
+
+/// The parts `labels` with every part farther than t from the file joined to the nearest
+/// ([`verify::merge_until_close`] in the key's geometry, `space`).
+fn join_far_parts<Sp: Space>(space: &Sp, labels: &[u32], conf: &Confidential, t: f64) -> Vec<u32> {
+    verify::merge_until_close(space, labels, conf, t, &mut Budget::unlimited())
+        .expect("an unlimited budget is never exceeded")
+        .0
 }
 
 /// How messages name the records `ids` (a stratum, or strata merged into one): their strata

@@ -26,7 +26,8 @@ def _dense(*args: Any, **kwargs: Any) -> Any:
 
 @pytest.mark.parametrize("t_method", ma.T_METHODS)
 @pytest.mark.parametrize("levels", [[2], [3, 40], [150, 2, 7]])
-@pytest.mark.parametrize("options", [{}, {"attribute_weights": {"c0": 2.0, "x": 0.5}}, {"by": "strata", "weights": "weights"}])
+@pytest.mark.parametrize("options", [{}, {"attribute_weights": {"c0": 2.0, "x": 0.5}}, {"by": "strata", "weights": "weights"},
+                                     {"max_part": 150}])
 def test_every_t_method_gives_the_embedding_partition(t_method: str, levels: list[int], options: dict[str, Any]) -> None:
     n = 600
     values, kinds = _key(n, levels, seed=len(levels))
@@ -49,15 +50,19 @@ def test_every_t_method_gives_the_embedding_partition(t_method: str, levels: lis
         np.testing.assert_array_equal(out[name], dense_out[name])
 
 
-def test_anonymize_goes_native_and_releases_t_close_classes(monkeypatch: pytest.MonkeyPatch) -> None:
-    rng = np.random.default_rng(5)
-    n = 400
-    frame = pd.DataFrame({
+def _survey(n: int, regions: int, seed: int) -> pd.DataFrame:
+    """age, sex, a region of ``regions`` levels and a confidential income."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
         "age": rng.normal(40, 10, n).round(),
         "sex": rng.choice(["f", "m"], n),
-        "region": rng.choice([f"r{j}" for j in range(30)], n),
+        "region": rng.choice([f"r{j}" for j in range(regions)], n),
         "income": rng.choice(["<=50K", ">50K"], n, p=[0.75, 0.25]),
     })
+
+
+def test_anonymize_goes_native_and_releases_t_close_classes(monkeypatch: pytest.MonkeyPatch) -> None:
+    frame = _survey(400, 30, seed=5)
     calls = []
     original = native.group_natively
 
@@ -73,6 +78,23 @@ def test_anonymize_goes_native_and_releases_t_close_classes(monkeypatch: pytest.
     assert ma.is_k_anonymous(out, 5, columns=key, categorical=["sex", "region"])
 
 
+def test_missing_cells_and_parts_go_native_with_t_close_classes(monkeypatch: pytest.MonkeyPatch) -> None:
+    frame = _survey(600, 40, seed=6)
+    frame.loc[frame.index[::13], "region"] = None
+    frame.loc[frame.index[4::17], "age"] = np.nan
+    monkeypatch.setattr("microagg._mixed.workflow.embed", None)  # the embedding is never built
+    key, categorical = ["age", "sex", "region"], ["sex", "region"]
+    for options in ({"missing": "fill"}, {"missing": "fill", "max_part": 200}, {"missing": "keep", "max_part": 200}):
+        out = ma.anonymize(frame, 5, columns=key, categorical=categorical, sensitive="income", t=0.1, **options)
+        assert ma.is_k_anonymous(out, 5, columns=key, categorical=categorical)
+        assert t_closeness(out, "income", columns=key, categorical=categorical)["income"] <= 0.1 + 1e-12
+        kept = out["region"].isna().sum() + out["age"].isna().sum()
+        if options["missing"] == "keep":  # cells that would join classes farther than t are filled
+            assert 0 < kept < frame["region"].isna().sum() + frame["age"].isna().sum()
+        else:
+            assert kept == 0
+
+
 def test_what_the_native_key_does_not_take_keeps_the_embedding() -> None:
     values, kinds = _key(200, [3], seed=0)
     group = functools.partial(ma.t_close_microaggregate, sensitive={"s": np.arange(200) % 3}, t=0.2)
@@ -80,5 +102,5 @@ def test_what_the_native_key_does_not_take_keeps_the_embedding() -> None:
     assert native.takes_natively(key, "mdav", group, "mode", {})
     assert not native.takes_natively(key, "mondrian", group, "mode", {})
     assert not native.takes_natively(key, "mdav", group, "medoid", {})
-    assert not native.takes_natively(key, "mdav", group, "mode", {"max_part": 100})
+    assert native.takes_natively(key, "mdav", group, "mode", {"max_part": 100})
     assert not native.takes_natively(key, "mdav", functools.partial(_dense, t=0.2), "mode", {})

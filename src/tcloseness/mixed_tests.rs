@@ -1,10 +1,13 @@
 //! A mixed key (numeric columns and nominal codes) gives the t-close partition of its dense
 //! one-hot embedding (docs/algorithms.md#mixed-keys) for every method: continuous numeric
 //! values (no distance ties, so exact arithmetic decides), few-level, many-level and
-//! weighted nominal columns, strata and sampling weights; and every class within t.
+//! weighted nominal columns, strata, sampling weights and parts (`max_part`); and every
+//! class within t. With missing cells, the partition of the key completed beforehand.
 
 use super::tests::check;
 use super::*;
+use crate::missing::Missing;
+use crate::workflow::level_completion::complete_levels;
 use crate::workflow::{NominalKey, Strata};
 use ndarray::{Array2, concatenate};
 use proptest::prelude::*;
@@ -54,9 +57,20 @@ impl Case {
         tc: &TCloseness,
         workflow: Workflow,
     ) -> Result<TCloseOutcome> {
+        self.run_with(x, k, tc, workflow, Missing::Error)
+    }
+
+    fn run_with(
+        &self,
+        x: &Array2<f64>,
+        k: usize,
+        tc: &TCloseness,
+        workflow: Workflow,
+        missing: Missing,
+    ) -> Result<TCloseOutcome> {
         let method = Method::parse("mdav", &[]).unwrap();
         // Unscaled: the embedding's columns are the key as given (centring moves nothing).
-        let options = Options { standardize: false, ..Options::default() };
+        let options = Options { standardize: false, missing, ..Options::default() };
         crate::t_close_microaggregate(
             x.view(),
             k,
@@ -84,6 +98,7 @@ proptest! {
         method in prop::sample::select(vec![TMethod::Auto, TMethod::Merge, TMethod::KFirst, TMethod::TFirst]),
         strata: bool,
         weighted: bool,
+        parts: bool,
         seed: u64,
     ) {
         let case = Case::random(n, d, &levels, values, seed);
@@ -95,6 +110,7 @@ proptest! {
             // alike by both keys.
             strata: strata.then(|| Strata::new((0..n as u32).map(|i| i % 2).collect(), vec!["a".into(), "b".into()]).unwrap()),
             weights: weighted.then(|| (0..n).map(|i| 0.5 + (i % 3) as f64).collect()),
+            max_part: parts.then_some((n / 3).max(2 * k)),
             ..Workflow::default()
         };
         let mixed = Workflow {
@@ -114,8 +130,56 @@ proptest! {
     }
 }
 
-/// A mixed key is refused with a method other than exact MDAV to start "merge" from, with
-/// `max_part`, and with codes that do not fit.
+/// Missing key cells (numeric NaN, nominal −1) with `missing="fill"` are grouped as the key
+/// completed beforehand (numbers by EM, levels by `complete_levels`) is, and every class is
+/// within t; a run with parts too.
+#[test]
+fn missing_cells_are_grouped_as_their_completed_key() {
+    let mut case = Case::random(150, 2, &[3, 40], 3, 7);
+    for i in (0..150).step_by(11) {
+        case.codes[[i, i % 2]] = -1;
+        case.x[[(i + 5) % 150, i % 2]] = f64::NAN;
+    }
+    let attribute = SensitiveAttribute {
+        name: "s".into(),
+        codes: case.sensitive.clone(),
+        n_values: 3,
+        ordered: true,
+    };
+    let tc = TCloseness { sensitive: vec![attribute], t: 0.2, method: TMethod::Auto };
+    let scaling = Workflow::default().scaling(case.x.view(), false).unwrap();
+    let codes = complete_levels(case.x.view(), &scaling, case.codes.view()).unwrap();
+    let filled = crate::workflow::completion::complete(case.x.view()).unwrap();
+    for max_part in [None, Some(60)] {
+        let key = |codes: &Array2<i64>| Workflow {
+            nominal: Some(NominalKey { codes: codes.clone(), weights: case.weights.clone() }),
+            max_part,
+            ..Workflow::default()
+        };
+        let got = case.run_with(&case.x, 3, &tc, key(&case.codes), Missing::Fill).unwrap();
+        let want = case.run(&filled, 3, &tc, key(&codes)).unwrap();
+        assert_eq!(got.outcome.partition.labels(), want.outcome.partition.labels(), "{max_part:?}");
+        check(&got, 3, &tc).unwrap();
+    }
+    assert!(
+        case.run(
+            &case.x,
+            3,
+            &tc,
+            Workflow {
+                nominal: Some(NominalKey {
+                    codes: case.codes.clone(),
+                    weights: case.weights.clone()
+                }),
+                ..Workflow::default()
+            }
+        )
+        .is_err()
+    );
+}
+
+/// A mixed key is refused with a method other than exact MDAV to start "merge" from, and
+/// with codes that do not fit.
 #[test]
 fn refuses_what_the_mixed_key_does_not_take() {
     let case = Case::random(40, 2, &[3, 30], 3, 1);
@@ -142,7 +206,7 @@ fn refuses_what_the_mixed_key_does_not_take() {
     let key = Workflow { nominal: nominal(case.codes.clone()), ..Workflow::default() };
     assert!(go("mdav", key.clone()).is_ok());
     assert!(go("mondrian", key.clone()).is_err());
-    assert!(go("mdav", Workflow { max_part: Some(20), ..key.clone() }).is_err());
+    assert!(go("mdav", Workflow { max_part: Some(20), ..key.clone() }).is_ok());
     let mut negative = case.codes.clone();
     negative[[3, 1]] = -2;
     assert!(go("mdav", Workflow { nominal: nominal(negative), ..Workflow::default() }).is_err());

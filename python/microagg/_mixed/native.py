@@ -48,19 +48,17 @@ def takes_natively(key: list[KeyColumn], method: str, group: Any, categorical_re
     """Whether ``key`` is grouped natively: exact MDAV by :func:`microaggregate` or to start
     :func:`t_close_microaggregate` from, a nominal column and a numeric or ordinal one
     (``max_part`` cuts the parts on the key itself; a missing nominal cell is completed by
-    its most probable level, a numeric one by EM; t-closeness takes complete cells without
-    ``max_part`` only), groups released as their means (the result's SSE of another
+    its most probable level, a numeric one by EM, for t-closeness too), groups released as
+    their means (the result's SSE of another
     aggregation is taken around each one-hot column's own median) and the mode as the
     categorical release (the medoid is found on the embedding)."""
     kinds = {c.kind == NOMINAL for c in key}
-    t_close = _is_t_close(group)
     return (
         method in NATIVE_METHODS
-        and (group is microaggregate or t_close)
+        and (group is microaggregate or _is_t_close(group))
         and kinds == {True, False}
         and categorical_release == "mode"
         and options.get("aggregation", "mean") == "mean"
-        and not (t_close and (options.get("max_part") is not None or any(c.missing.any() for c in key)))
     )
 
 
@@ -86,7 +84,8 @@ def group_natively(
     ``attribute_weights``, default 1) by ``group`` (:func:`microaggregate`, or
     :func:`t_close_microaggregate` bound to its confidential attributes) and its other
     ``options``. Returns the numeric columns' released values (ordinal ones release a level,
-    like nominal ones) and the result, with SSE and SST on the embedding."""
+    like nominal ones, every cell its group's value: ``missing="keep"`` is the release's to
+    apply) and the result, with SSE and SST on the embedding."""
     numeric = [c for c in key if c.kind != NOMINAL]
     nominal = [c for c in key if c.kind == NOMINAL]
     matrix = np.column_stack([np.where(c.missing, np.nan, c.values.astype(np.float64)) for c in numeric])
@@ -126,7 +125,7 @@ def group_natively(
     for j, wj in enumerate(weights):  # observed cells only, as the core's numeric part
         sse += wj**2 / 2 * _nominal_sum_of_squares(codes[:, j], res.labels, w)
         sst += wj**2 / 2 * _nominal_sum_of_squares(codes[:, j], everyone, w)
-    released = res.aggregated
+    released = res.group_values[res.labels]  # every cell its group's value, kept cells too
     values = {c.name: released[:, j] for j, c in enumerate(numeric) if c.kind == NUMERIC}
     n_filled = res.n_filled + (int((codes < 0).sum()) if res.missing == "fill" else 0)
     return values, dataclasses.replace(res, sse=sse, sst=sst, n_filled=n_filled)
