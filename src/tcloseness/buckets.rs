@@ -3,8 +3,9 @@
 //! t-first's runs of confidential values, and k-first's kinds of records (records of one
 //! kind change a class's EMD alike, so the nearest record whose addition lowers it is the
 //! nearest record of one of the kinds that lower it). Answers are the scans' exactly: the
-//! same squared distance, ties to the lowest record index ([`KdTree::nearest`]).
+//! same squared distance, ties to the lowest record index ([`Space::nearest_in`]).
 
+use super::space::Space;
 use crate::index::kdtree::KdTree;
 
 /// Per bucket, a k-d tree of its records not yet taken.
@@ -61,9 +62,9 @@ impl Buckets {
     }
 
     /// The remaining record of bucket `b` nearest to `point` (ties to the lowest index),
-    /// with its squared distance.
-    pub fn nearest(&self, b: usize, point: &[f64]) -> Option<(f64, usize)> {
-        let (s, id) = self.trees[b].nearest(point)?;
+    /// with its squared distance in `space` (whose [`Space::rows`] the buckets hold).
+    pub fn nearest<S: Space>(&self, space: &S, b: usize, point: &S::Point) -> Option<(f64, usize)> {
+        let (s, id) = space.nearest_in(&self.trees[b], point)?;
         Some((s, self.members[b][id as usize] as usize))
     }
 

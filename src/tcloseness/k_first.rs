@@ -16,7 +16,7 @@ use super::buckets::Buckets;
 use super::budget::Budget;
 use super::confidential::{Confidential, Profile};
 use super::pool::{Classes, Pool};
-use super::space::{Centroid, Space};
+use super::space::Space;
 use crate::index::IndexChoice;
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -41,8 +41,8 @@ pub fn k_first<S: Space>(
 ) -> Option<Vec<u32>> {
     let n = conf.n();
     let (kind_of, kinds) = kinds(conf);
-    let d = space.d();
-    let rows = space.rows().filter(|_| index.picks(IndexChoice::Auto.uses(n, d)));
+    let (d, indexed) = (space.d(), IndexChoice::Auto.uses(n, space.index_dim()));
+    let rows = space.rows().filter(|_| index.picks(indexed));
     let mut pool = Pool::full(space, rows.is_some());
     let mut buckets = rows.map(|rows| Buckets::new(rows, d, &kind_of, kinds));
     let mut classes = Classes::new(n);
@@ -66,9 +66,7 @@ pub fn k_first<S: Space>(
                 buckets = None;
             }
         }
-        for &i in &members {
-            pool.remove(space, i);
-        }
+        pool.remove_all(space, &members);
         classes.push(space, &members);
         budget.charge_class(space, &members, &conf.mass).then_some(seed)
     };
@@ -162,8 +160,7 @@ fn group_by_kind<S: Space>(
     buckets: &mut Buckets,
     seed: usize,
 ) -> Vec<usize> {
-    let seed_point = space.record(seed);
-    let s = seed_point.coords().expect("the trees index numeric rows");
+    let s = space.record(seed);
     let mut members = vec![seed];
     buckets.remove(seed);
     let mut profile = conf.profile([seed]);
@@ -177,7 +174,7 @@ fn group_by_kind<S: Space>(
             if with.zip(emd).is_some_and(|(with, emd)| with >= emd) {
                 continue;
             }
-            let (dist, i) = buckets.nearest(b, s).expect("a remaining record");
+            let (dist, i) = buckets.nearest(space, b, &s).expect("a remaining record");
             if best.is_none_or(|(bd, bi, _)| (dist, i) < (bd, bi)) {
                 best = Some((dist, i, with.unwrap_or(0.0)));
             }

@@ -7,7 +7,14 @@
 //! records, not its attribute's levels.
 
 use super::space::{Centroid, Space};
+use crate::index::kdtree::KdTree;
 use crate::index::squared_distance;
+use std::sync::OnceLock;
+
+/// Codes as tree coordinates are scaled by this power of two (exactly, both ways), so that
+/// a tree splits on the numbers first, where the farthest and nearest searches prune, and
+/// on code ranges once the numbers are narrow.
+pub(super) const CODE_SCALE: f64 = 1.0 / 256.0;
 
 /// A nominal attribute's sparse level sums or shares, sorted by level.
 type Levels = Vec<(u32, f64)>;
@@ -24,6 +31,8 @@ pub struct MixedSpace {
     levels: Vec<usize>,
     /// w²/2 per nominal attribute.
     half: Vec<f64>,
+    /// The rows with the codes as coordinates (n × (d + c)), built when a tree first asks.
+    tree_rows: OnceLock<Vec<f64>>,
 }
 
 /// Key sums: numeric column sums and, per nominal attribute, the weight on each level.
@@ -41,6 +50,13 @@ pub struct MixedPoint {
     nominal: Vec<(f64, Levels, f64)>,
 }
 
+impl MixedPoint {
+    /// The numeric coordinates.
+    pub(super) fn numeric(&self) -> &[f64] {
+        &self.numeric
+    }
+}
+
 impl MixedSpace {
     /// `rows` (n × d standardized numeric keys), `codes` (n × c, row-major) and one weight
     /// per nominal column (checked finite and positive by the caller).
@@ -51,17 +67,46 @@ impl MixedSpace {
         for record in codes.chunks_exact(half.len().max(1)) {
             levels.iter_mut().zip(record).for_each(|(l, &c)| *l = (*l).max(c as usize + 1));
         }
-        MixedSpace { rows, d, n, codes, levels, half }
+        MixedSpace { rows, d, n, codes, levels, half, tree_rows: OnceLock::new() }
     }
 
     fn row(&self, i: usize) -> &[f64] {
         &self.rows[i * self.d..(i + 1) * self.d]
     }
 
+    /// Number of numeric columns.
+    pub(super) fn numeric_dim(&self) -> usize {
+        self.d
+    }
+
+    /// Each nominal attribute's term from `point` by level (O(levels)): what a scan or a
+    /// tree search adds for a record's code, the values [`Space::dist2`] computes.
+    pub(super) fn term_tables(&self, point: &MixedPoint) -> Vec<Vec<f64>> {
+        let attributes = point.nominal.iter().zip(&self.levels);
+        attributes
+            .map(|((h, p, norm), &levels)| {
+                (0..levels as u32).map(|l| term(*h, p, *norm, l)).collect()
+            })
+            .collect()
+    }
+
     fn codes_of(&self, i: usize) -> &[u32] {
         let c = self.half.len();
         &self.codes[i * c..(i + 1) * c]
     }
+}
+
+/// The distance from a record (numeric keys `row`, `codes`) to a point of numeric
+/// coordinates `numeric` whose nominal terms are tabulated by level
+/// ([`MixedSpace::term_tables`]): [`Space::dist2`]'s sum, term for term.
+#[inline]
+pub(super) fn tabulated(
+    row: &[f64],
+    numeric: &[f64],
+    codes: impl Iterator<Item = u32>,
+    tables: &[Vec<f64>],
+) -> f64 {
+    squared_distance(row, numeric) + codes.zip(tables).map(|(c, t)| t[c as usize]).sum::<f64>()
 }
 
 /// The value at `level` of sparse `levels` (0 when absent).
@@ -189,25 +234,33 @@ impl Space for MixedSpace {
     /// Each nominal attribute's term tabulated by level once (O(levels)), then O(attributes)
     /// table reads per record.
     fn scan(&self, ids: &[u32], point: &MixedPoint, mut visit: impl FnMut(usize, f64)) {
-        let tables: Vec<Vec<f64>> = point
-            .nominal
-            .iter()
-            .zip(&self.levels)
-            .map(|((h, p, norm), &levels)| {
-                (0..levels as u32).map(|l| term(*h, p, *norm, l)).collect()
-            })
-            .collect();
+        let tables = self.term_tables(point);
         for &i in ids {
             let i = i as usize;
-            let nominal = self.codes_of(i).iter().zip(&tables);
-            let e = squared_distance(self.row(i), &point.numeric)
-                + nominal.map(|(&c, table)| table[c as usize]).sum::<f64>();
-            visit(i, e);
+            let codes = self.codes_of(i).iter().copied();
+            visit(i, tabulated(self.row(i), &point.numeric, codes, &tables));
         }
     }
 
     fn rows(&self) -> Option<&[f64]> {
-        None
+        let rows = self.tree_rows.get_or_init(|| {
+            let coded = (0..self.n).map(|i| (self.row(i), self.codes_of(i)));
+            let code = |&v: &u32| f64::from(v) * CODE_SCALE;
+            coded.flat_map(|(r, c)| r.iter().copied().chain(c.iter().map(code))).collect()
+        });
+        Some(rows)
+    }
+
+    fn index_dim(&self) -> usize {
+        self.d
+    }
+
+    fn nearest_in(&self, tree: &KdTree<f64>, point: &MixedPoint) -> Option<(f64, u32)> {
+        self.nearest_in_tree(tree, point)
+    }
+
+    fn farthest_in(&self, tree: &KdTree<f64>, point: &MixedPoint) -> Option<u32> {
+        self.farthest_in_tree(tree, point)
     }
 }
 

@@ -15,6 +15,7 @@ pub mod confidential;
 pub mod emd;
 pub mod k_first;
 pub mod mixed_space;
+mod mixed_trees;
 pub mod pool;
 pub mod space;
 pub mod t_first;
@@ -328,7 +329,6 @@ impl<K: Space> Job<'_, K> {
         progress: &Progress,
     ) -> Result<(Vec<u32>, TMethod)> {
         let space = self.space;
-        let d = space.d();
         // "auto" runs the cheapest first (on Adult t-first, k-first, then merge: 1.2×, 1.7×
         // and 2.2× plain MDAV) and drops a later one as soon as its classes cost more than
         // the best so far; on equal SSE the order merge, k-first, t-first decides.
@@ -363,7 +363,7 @@ impl<K: Space> Job<'_, K> {
                     k_first::k_first(space, k, conf, t, IndexChoice::Auto, &mut budget)
                 }
                 TMethod::TFirst => {
-                    let indexed = IndexChoice::Auto.uses(conf.n(), d);
+                    let indexed = IndexChoice::Auto.uses(conf.n(), space.index_dim());
                     t_first::t_first(space, k, conf, t, indexed, &mut budget)
                 }
                 TMethod::Auto => unreachable!("auto is the three others"),

@@ -1,9 +1,9 @@
 //! The records not yet in a class, with the running sum of their keys so that their centroid
 //! costs O(d): what the MDAV-style loops of k-first and t-first take seeds from (the farthest
 //! record from a point), by a scan or, when indexed, from a k-d tree of the remaining records
-//! (same answers; numeric keys only, [`Space::rows`]).
+//! (same answers; keys with [`Space::rows`]).
 
-use super::space::{Centroid, Space};
+use super::space::Space;
 use crate::index::kdtree::KdTree;
 
 /// The remaining records (any order) and the sum of their keys.
@@ -39,17 +39,19 @@ impl<S: Space> Pool<S> {
         &self.ids
     }
 
-    /// Takes record `i` (remaining) out.
-    pub fn remove(&mut self, space: &S, i: usize) {
-        let p = self.pos[i];
-        let last = *self.ids.last().expect("a remaining record");
-        self.ids.swap_remove(p);
-        if last as usize != i {
-            self.pos[last as usize] = p;
-        }
-        space.add(&mut self.sums, i, -1.0);
-        if let Some(tree) = &mut self.tree {
-            tree.remove(i as u32);
+    /// Takes the records `members` (remaining, distinct) out.
+    pub fn remove_all(&mut self, space: &S, members: &[usize]) {
+        for &i in members {
+            let p = self.pos[i];
+            let last = *self.ids.last().expect("a remaining record");
+            self.ids.swap_remove(p);
+            if last as usize != i {
+                self.pos[last as usize] = p;
+            }
+            space.add(&mut self.sums, i, -1.0);
+            if let Some(tree) = &mut self.tree {
+                tree.remove(i as u32);
+            }
         }
     }
 
@@ -60,8 +62,8 @@ impl<S: Space> Pool<S> {
 
     /// The remaining record farthest from `point` (lowest index on ties).
     pub fn farthest(&self, space: &S, point: &S::Point) -> usize {
-        if let (Some(tree), Some(coords)) = (&self.tree, point.coords()) {
-            return tree.farthest(coords).expect("a remaining record") as usize;
+        if let Some(tree) = &self.tree {
+            return space.farthest_in(tree, point).expect("a remaining record") as usize;
         }
         let mut best = (f64::NEG_INFINITY, usize::MAX);
         space.scan(&self.ids, point, |i, s| {

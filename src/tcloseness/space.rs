@@ -5,6 +5,7 @@
 //! (docs/algorithms.md#mixed-keys). k-first, t-first and verification are written once over
 //! [`Space`], so both keys give the same classes where exact arithmetic decides.
 
+use crate::index::kdtree::KdTree;
 use crate::index::squared_distance;
 
 /// A centroid (or a record) as verification compares classes: the squared distance between
@@ -61,9 +62,20 @@ pub trait Space: Sync {
             visit(i as usize, self.dist2(i as usize, point));
         }
     }
-    /// The rows (n × d, row-major) when the records are plain numeric vectors, for the
-    /// k-d trees; `None` for a key the trees cannot index.
+    /// The rows (n × [`d`](Self::d), row-major) the k-d trees index: the numeric keys, or a
+    /// mixed key's numbers then its codes as coordinates; `None` for a key the trees cannot
+    /// index.
     fn rows(&self) -> Option<&[f64]>;
+    /// The number of attributes that decides whether a k-d tree pays
+    /// ([`crate::index::IndexChoice::uses`]): the numeric ones.
+    fn index_dim(&self) -> usize {
+        self.d()
+    }
+    /// The live record of `tree` (built on [`rows`](Self::rows), or a subset of them) nearest
+    /// to `point` with its [`dist2`](Self::dist2), lowest tree id on ties; what a scan finds.
+    fn nearest_in(&self, tree: &KdTree<f64>, point: &Self::Point) -> Option<(f64, u32)>;
+    /// The live record of `tree` farthest from `point`, lowest tree id on ties.
+    fn farthest_in(&self, tree: &KdTree<f64>, point: &Self::Point) -> Option<u32>;
 
     /// The sums of `members`, each counted with its `mass`, and their total mass.
     fn weighted(
@@ -138,5 +150,13 @@ impl Space for Dense<'_> {
 
     fn rows(&self) -> Option<&[f64]> {
         Some(self.rows)
+    }
+
+    fn nearest_in(&self, tree: &KdTree<f64>, point: &Vec<f64>) -> Option<(f64, u32)> {
+        tree.nearest(point)
+    }
+
+    fn farthest_in(&self, tree: &KdTree<f64>, point: &Vec<f64>) -> Option<u32> {
+        tree.farthest(point)
     }
 }

@@ -11,7 +11,7 @@ use super::buckets::Buckets;
 use super::budget::Budget;
 use super::confidential::Confidential;
 use super::pool::{Classes, Pool};
-use super::space::{Centroid, Space};
+use super::space::Space;
 
 /// Labels (0..g) of the records of `space` (n ≥ k) grouped by t-first on the first
 /// confidential attribute. With `indexed` (and a key with [`Space::rows`]), the seeds and
@@ -52,15 +52,15 @@ pub fn t_first<S: Space>(
         let seed = pool.farthest(space, &from);
         previous = if previous.is_none() { Some(seed) } else { None };
         let s = space.record(seed);
-        let nearest: Vec<Option<usize>> = match (&buckets, s.coords()) {
-            (Some(b), Some(s)) => (0..runs).map(|j| b.nearest(j, s).map(|(_, i)| i)).collect(),
-            _ => nearest_per_run(space, &pool, &run_of, runs, &s),
+        let nearest: Vec<Option<usize>> = match &buckets {
+            Some(b) => (0..runs).map(|j| b.nearest(space, j, &s).map(|(_, i)| i)).collect(),
+            None => nearest_per_run(space, &pool, &run_of, runs, &s),
         };
         let members: Vec<usize> = (0..runs)
             .filter_map(|j| if j == run_of[seed] as usize { Some(seed) } else { nearest[j] })
             .collect();
+        pool.remove_all(space, &members);
         for &i in &members {
-            pool.remove(space, i);
             if let Some(b) = &mut buckets {
                 b.remove(i);
             }

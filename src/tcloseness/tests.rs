@@ -77,7 +77,8 @@ proptest! {
 
     /// The indexed searches (k-d trees of the remaining records, by kind for k-first and by
     /// run for t-first) give the scans' labels, with many tied distances (small integer
-    /// keys, duplicates), tied confidential values, several attributes and masses that round.
+    /// keys, duplicates), tied confidential values, several attributes and masses that round;
+    /// on a numeric key and a mixed one (numbers and codes in the trees).
     #[test]
     fn indexed_searches_give_the_scans_labels(
         rows in prop::collection::vec((0u8..5, 0u8..5, 0u32..5, 0u32..3), 4..160),
@@ -107,6 +108,14 @@ proptest! {
         prop_assert_eq!(k_first::k_first(&Dense::new(&keys, 2), k, &conf, t, IndexChoice::On, free), scan);
         let scan = t_first::t_first(&Dense::new(&keys, 2), k, &conf, t, false, free);
         prop_assert_eq!(t_first::t_first(&Dense::new(&keys, 2), k, &conf, t, true, free), scan);
+        // A mixed key (one number, two nominal columns): trees of numbers and code ranges.
+        let numbers = rows.iter().map(|r| r.0 as f64 * 0.5).collect();
+        let levels = rows.iter().flat_map(|r| [u32::from(r.1), u32::from(r.0 % 2)]).collect();
+        let mixed = MixedSpace::new(numbers, 1, n, levels, &[1.5, 0.75]);
+        let scan = k_first::k_first(&mixed, k, &conf, t, IndexChoice::Off, free);
+        prop_assert_eq!(k_first::k_first(&mixed, k, &conf, t, IndexChoice::On, free), scan);
+        let scan = t_first::t_first(&mixed, k, &conf, t, false, free);
+        prop_assert_eq!(t_first::t_first(&mixed, k, &conf, t, true, free), scan);
         prop_assert_eq!(conf.n(), n);
     }
 
