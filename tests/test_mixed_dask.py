@@ -83,3 +83,67 @@ def test_dask_mixed_arguments_fail_before_any_pass() -> None:
         mdask.anonymize(ddf, 3, KEY, by="sex")
     with pytest.raises(ValueError, match="ordinal: column\\(s\\) not in the key: stratum"):
         mdask.anonymize(ddf, 3, KEY, ordinal={"stratum": ["a", "b"]})
+
+
+def zipf_frame(n: int, levels: int, seed: int) -> Any:
+    """Numbers beside a many-level region code drawn from a Zipf law (a few frequent codes,
+    a long tail) and a small nominal column."""
+    rng = np.random.default_rng(seed)
+    ranks = np.arange(1, levels + 1, dtype=np.float64)
+    p = 1.0 / ranks / np.sum(1.0 / ranks)
+    return pd.DataFrame(
+        {
+            "age": rng.normal(45, 12, n).round(),
+            "income": rng.lognormal(10, 1, n),
+            "region": np.array([f"r{i:03d}" for i in range(levels)], dtype=object)[rng.choice(levels, n, p=p)],
+            "sex": rng.choice(["F", "M"], n),
+            "stratum": rng.choice(["a", "b"], n, p=[0.7, 0.3]),
+        }
+    )
+
+
+@pytest.mark.parametrize("weight", [1.0, 3.0])
+def test_dask_native_release_with_a_many_level_column_equals_the_local_one(monkeypatch: Any, weight: float) -> None:
+    # Weight 3 makes the frequent regions spread more than any number: the cuts go
+    # through levels. The native path builds no one-hot column: the embedding may not run.
+    import dask
+
+    import microagg._dask.mixed as dask_mixed
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the native Dask path built the one-hot embedding")
+
+    monkeypatch.setattr(dask_mixed, "embed", refuse)
+    df = zipf_frame(3000, 300, seed=int(weight))
+    key = ["age", "income", "region", "sex"]
+    options = dict(columns=key, by="stratum", max_part=150, attribute_weights={"region": weight})
+    local = ma.anonymize(df, 3, **options)
+    with dask.config.set({"scheduler": "synchronous", "dataframe.shuffle.method": "tasks"}):
+        out = mdask.anonymize(dd.from_pandas(df, npartitions=4), 3, **options).compute().loc[df.index]
+    np.testing.assert_allclose(out[["age", "income"]].to_numpy(), local[["age", "income"]].to_numpy(), rtol=1e-9)
+    for c in ["region", "sex"]:
+        assert (out[c].to_numpy() == local[c].to_numpy()).all(), c
+    assert out.groupby(["stratum", *key]).size().min() >= 3
+
+
+def test_dask_native_partitions_hold_a_column_per_attribute_not_per_level(monkeypatch: Any) -> None:
+    import dask
+
+    import microagg._dask.mixed as dask_mixed
+
+    seen: list[int] = []
+    keyed = dask_mixed.with_native_key
+
+    def counting(frame: Any, spec: Any) -> Any:
+        out = keyed(frame, spec)
+        seen.append(out.shape[1] - frame.shape[1])
+        return out
+
+    monkeypatch.setattr(dask_mixed, "with_native_key", counting)
+    df = zipf_frame(1200, 300, seed=5)
+    with dask.config.set({"scheduler": "synchronous", "dataframe.shuffle.method": "tasks"}):
+        out = mdask.anonymize(dd.from_pandas(df, npartitions=3), 3, columns=["age", "income", "region", "sex"],
+                              max_part=200).compute()
+    assert seen and set(seen) == {4}  # one column per key attribute, never 300 for the region
+    assert list(out.columns) == list(df.columns)
+    assert ma.is_k_anonymous(out, 3, columns=["age", "income", "region", "sex"])

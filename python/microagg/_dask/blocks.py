@@ -13,17 +13,18 @@ import pandas as pd
 
 from .keys import Bracket, Float, Int, Keys, Sample, UInt, key_less, order_bits, pack_keys
 from .strata import partition_strata
-from .tree import Spec
+from .tree import Layout, Spec, attribute_values
 
 
 @dataclass
 class Block:
     """The records of one input partition as a pass sees them: row ids, standardized values,
-    current node."""
+    current node (and a mixed key's :class:`Layout`: the last columns of ``z`` are codes)."""
 
     ids: Int
     z: Float
     node: Int
+    layout: Optional[Layout] = None
 
 
 
@@ -49,19 +50,42 @@ def active_rows(block: Block, slot_of: Int) -> tuple[Int, Int]:
 
 
 def part_sums(block: Block, slot_of: Int, n_slots: int, index: int) -> tuple[Float, Float]:
-    """Per active node and attribute: observed count and sum."""
+    """Per active node and attribute: observed count and sum (a level of a mixed key: its
+    column's observed count and the records holding it, :func:`level_sums`)."""
     rows, slot = active_rows(block, slot_of)
-    z = block.z[rows]
+    layout = block.layout
+    z = block.z[rows] if layout is None else block.z[rows, : layout.numeric]
     ok = ~np.isnan(z)
-    return sums_by_slot(slot, ok.astype(np.float64), n_slots), sums_by_slot(slot, np.where(ok, z, 0.0), n_slots)
+    count, total = sums_by_slot(slot, ok.astype(np.float64), n_slots), sums_by_slot(slot, np.where(ok, z, 0.0), n_slots)
+    if layout is None:
+        return count, total
+    held_count, held = level_sums(slot, block.z[rows], n_slots, layout)
+    return np.hstack([count, held_count]), np.hstack([total, held])
+
+
+def level_sums(slot: Int, z: Float, n_slots: int, layout: Layout) -> tuple[Float, Float]:
+    """Per slot and level of a mixed key (records with standardized values ``z``, codes in
+    the columns after the numeric ones): the observed count of the level's column and the
+    records holding the level, shape (n_slots, levels), from the codes alone."""
+    counts, held = [], []
+    for j, n_levels in enumerate(layout.levels):
+        code = z[:, layout.numeric + j]
+        ok = ~np.isnan(code)
+        observed = np.bincount(slot[ok], minlength=n_slots).astype(np.float64)
+        counts.append(np.repeat(observed[:, None], n_levels, axis=1))
+        flat = slot[ok] * n_levels + code[ok].astype(np.int64)
+        held.append(np.bincount(flat, minlength=n_slots * n_levels).astype(np.float64).reshape(n_slots, n_levels))
+    return np.hstack(counts), np.hstack(held)
 
 
 def part_deviations(block: Block, slot_of: Int, means: Float, stride: Int, index: int) -> tuple[Float, Sample]:
-    """Per active node and attribute: sum of squared deviations of the observed values; and
+    """Per active node and numeric attribute (the columns of ``means``): sum of squared
+    deviations of the observed values; and
     every ``stride[slot]``-th record of each node, in row order (the first selection round's
     sample, taken before the cut attribute is known)."""
     rows, slot = active_rows(block, slot_of)
-    deviations = sums_by_slot(slot, np.nan_to_num((block.z[rows] - means[slot]) ** 2, nan=0.0), len(means))
+    z = block.z[rows] if block.layout is None else block.z[rows, : means.shape[1]]
+    deviations = sums_by_slot(slot, np.nan_to_num((z - means[slot]) ** 2, nan=0.0), len(means))
     keep = every(slot, stride)
     return deviations, (slot[keep], block.ids[rows[keep]], block.z[rows[keep]])
 
@@ -84,7 +108,7 @@ def sums_by_slot(slot: Int, values: Float, n_slots: int) -> Float:
 def bracketed(block: Block, slot_of: Int, attr: Int, bracket: Bracket) -> tuple[Int, UInt, Int]:
     """Slots, value keys and ids of the block's records inside their node's bracket."""
     rows, slot = active_rows(block, slot_of)
-    bits, ids = order_bits(block.z[rows, attr[slot]]), block.ids[rows]
+    bits, ids = order_bits(attribute_values(block.z, rows, attr[slot], block.layout)), block.ids[rows]
     lo_bits, lo_id, hi_bits, hi_id = bracket
     inside = ~key_less(bits, ids, lo_bits[slot], lo_id[slot]) & key_less(bits, ids, hi_bits[slot], hi_id[slot])
     return slot[inside], bits[inside], ids[inside]

@@ -1,8 +1,6 @@
 """``microagg.dask.anonymize``: the Dask engine's entry point (docs/scaling.md#the-dask-engine).
 It checks the arguments, resolves the column roles (:mod:`microagg._columns`) and wires the
-lazy graph: the planner (:mod:`.plan`) as one task, the tagging, shuffle and grouping of
-every part (:mod:`.release`), the summary (:mod:`.summary`); a mixed key goes through
-:mod:`.mixed` first.
+lazy graph (:mod:`.run`); a mixed key goes through :mod:`.mixed`.
 """
 
 from __future__ import annotations
@@ -17,22 +15,7 @@ from .._columns import Terms, frame_roles
 from .._validation import check_bool, check_int, check_k, check_n_jobs, check_str
 from .mixed import anonymize_mixed
 from .part import workflow_options
-from .plan import FrameRef, plan_cuts
-from .release import (
-    FIXED_GROUP_COUNT,
-    INDEX,
-    KEY,
-    PART,
-    ROW,
-    first_ids,
-    group_and_release,
-    in_input_order,
-    input_index,
-    release_meta,
-    renumber,
-    tag_partition,
-)
-from .summary import summarize
+from .run import partitioned
 from .tree import Spec
 
 TERMS = Terms("ddf")
@@ -150,7 +133,6 @@ def anonymize(
         (missing or infinite values, a small stratum, ``k`` above the number of records)
         are raised when the result is computed.
     """
-    import dask
     import dask.dataframe as dd
 
     if not isinstance(ddf, dd.DataFrame):
@@ -190,7 +172,7 @@ def anonymize(
             ddf, k, found.mixed.columns, method, engine=anonymize, categorical=found.mixed.categorical,
             ordinal=found.mixed.ordinal, attribute_weights=attribute_weights, categorical_release=categorical_release,
             by=by_cols, weights=weight, missing=missing, group_column=group_column, small_strata=small_strata,
-            max_part=max_part, aggregation=aggregation, n_jobs=n_jobs, **method_params,
+            max_part=max_part, relabel=relabel, aggregation=aggregation, n_jobs=n_jobs, **method_params,
         )
     cols = found.key
     if group_column is not None and group_column in ddf.columns:
@@ -199,35 +181,9 @@ def anonymize(
     # Check the method and its parameters now rather than on the workers.
     microaggregate(np.arange(2.0 * k * len(cols)).reshape(2 * k, len(cols)), k, method, **options, **method_params)
     spec = Spec(cols, by_cols, k, max_part, standardize, missing != "error", small_strata == "merge", relabel)
-    plan = dask.delayed(plan_cuts, pure=False)(FrameRef(ddf[cols + by_cols]), spec)
-    tagged_meta = ddf._meta.assign(**{ROW: np.zeros(0, np.int64), PART: np.zeros(0, np.int64), KEY: np.zeros(0, np.int64)})
-    # Each partition is read inside its tagging task, which depends on the plan only: had
-    # the tasks taken ddf's partitions as inputs, the scheduler would read the whole frame
-    # into worker memory while the (seceded) planner task runs.
-    source = dask.delayed(FrameRef(ddf), traverse=False)
-    tag = dask.delayed(tag_partition, pure=False)
-    tagged = dd.from_delayed(
-        [tag(source, number, plan, spec) for number in range(ddf.npartitions)], meta=tagged_meta, verify_meta=False
-    )
-    shuffled = tagged.shuffle(on=PART, npartitions=ddf.npartitions)
     release = dict(
         k=k, method=method, columns=cols, by=by_cols if relabel else [], weights=weight,
         aggregation=aggregation, missing=missing, n_jobs=n_jobs, group_column=group_column,
         method_params=method_params,
     )
-    # Delayed tasks again (not map_partitions with the plan as an argument, which gives the
-    # planner a second graph key: it ran twice).
-    grouped = [dask.delayed(group_and_release, nout=3)(part, plan, release) for part in shuffled.to_delayed()]
-    frames = [frame for frame, _, _ in grouped]
-    if group_column is not None and method not in FIXED_GROUP_COUNT:
-        first = dask.delayed(first_ids)([counts for _, counts, _ in grouped], plan)
-        frames = [dask.delayed(renumber)(frame, plan, first, k, group_column) for frame in frames]
-    meta = release_meta(ddf._meta, cols, group_column)
-    released = dd.from_delayed(frames, meta=meta.assign(**{INDEX: ddf._meta.index, KEY: np.zeros(0, np.int64)}), verify_meta=False)
-    if keep_order:
-        out = in_input_order(released, ddf, meta)
-    else:
-        out = released.map_partitions(input_index, ddf.index.name, meta=meta)
-    if not summary:
-        return out
-    return out, dask.delayed(summarize)([sums for _, _, sums in grouped], cols)
+    return partitioned(ddf, spec, release, keep_order, summary)

@@ -1,15 +1,23 @@
-"""Mixed keys on the Dask engine: the embedding is added to every partition as numeric
-columns, in the whole file's units, and the numeric engine (:mod:`microagg._dask.engine`) cuts and
-groups them; every group lies in one output partition, where its categories are released
-as locally (mode, median level or medoid). Two passes come first: the levels of every
-nominal column and the standard deviations of the numeric columns and ordinal ranks; with
-``missing`` allowed, a third computes each stratum's and the file's mode/median, the values
-of groups that observed none.
+"""Mixed keys on the Dask engine (docs/scaling.md#the-dask-engine). Two passes come first:
+the levels of every nominal column and the standard deviations of the numeric columns and
+ordinal ranks; with ``missing`` allowed, a third computes each stratum's and the file's
+mode/median, the values of groups that observed none.
+
+Where the core takes the key natively (exact MDAV, groups released as means, categories as
+the mode: :func:`microagg._mixed.native.takes_natively`), every partition gets one column per
+key attribute (numbers, ordinal ranks, nominal codes), the cut tree cuts the nominal columns
+through their levels from level counts (:class:`microagg._dask.tree.Layout`) and each part
+is grouped on the native key in the whole file's units (:func:`group_native_part`): no
+one-hot column is built. Otherwise the embedding is added to every partition as numeric
+columns, in the whole file's units, and the numeric engine (:mod:`microagg._dask.engine`)
+cuts and groups them. Either way every group lies in one output partition, where its
+categories are released as locally (mode, median level or medoid).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -17,7 +25,9 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from .._api import microaggregate
 from .._mixed.embedding import embed
+from .._mixed.native import group_natively, takes_natively
 from .._mixed.release import medoid_rows, weighted_median, weighted_mode
 from .._mixed.types import (
     NOMINAL,
@@ -30,6 +40,8 @@ from .._mixed.types import (
     ordinal_column,
     sorted_levels,
 )
+from .run import partitioned
+from .tree import Layout, Spec
 
 _GROUP = "__microagg_mixed_group"
 _WEIGHT = "__microagg_mixed_weight"
@@ -45,12 +57,38 @@ class MixedSpec:
     levels: dict[Any, tuple[Any, ...]]
     weights: dict[Any, float]
     scale: Optional[npt.NDArray[np.float64]] = None
+    native: bool = False
+    """The key goes to the core natively: one column per attribute, no embedding."""
 
     @property
     def embedded(self) -> list[str]:
-        """Names of the embedding's columns."""
+        """Names of the embedding's columns (natively: of the :attr:`ordered` attributes)."""
         assert self.scale is not None
-        return [f"__microagg_z{j}" for j in range(self.scale.shape[0])]
+        return [f"__microagg_z{j}" for j in range(len(self.names) if self.native else self.scale.shape[0])]
+
+    @property
+    def ordered(self) -> list[Any]:
+        """The key's columns as the native key takes them: numeric and ordinal ones, then
+        the nominal ones (each in key order)."""
+        return [c for c in self.names if self.kinds[c] != NOMINAL] + [c for c in self.names if self.kinds[c] == NOMINAL]
+
+    @property
+    def layout(self) -> Layout:
+        """How the cut tree reads the native key's columns (:attr:`ordered`)."""
+        nominal = [c for c in self.names if self.kinds[c] == NOMINAL]
+        return Layout(
+            len(self.names) - len(nominal), tuple(len(self.levels[c]) for c in nominal),
+            tuple(self.weights.get(c, 1.0) for c in nominal),
+        )
+
+    @property
+    def native_scale(self) -> npt.NDArray[np.float64]:
+        """The divisor of each :attr:`ordered` column: sd / weight of a numeric or ordinal
+        one (the embedding's), 1 for a nominal one's codes."""
+        assert self.scale is not None
+        start = np.cumsum([0] + [len(self.levels[c]) if self.kinds[c] == NOMINAL else 1 for c in self.names])
+        at = dict(zip(self.names, start[:-1].tolist()))
+        return np.asarray([self.scale[at[c]] if self.kinds[c] != NOMINAL else 1.0 for c in self.ordered])
 
     @property
     def originals(self) -> list[str]:
@@ -122,6 +160,43 @@ def with_embedding(frame: pd.DataFrame, spec: MixedSpec, copy: bool) -> pd.DataF
     return frame.assign(**extra)
 
 
+def with_native_key(frame: pd.DataFrame, spec: MixedSpec) -> pd.DataFrame:
+    """One partition with a column per :attr:`MixedSpec.ordered` attribute added: numbers,
+    ordinal ranks and nominal codes as float64, NaN where missing (n × attributes)."""
+    key = {c.name: c for c in key_columns(frame, spec)}
+    extra = {
+        name: np.where(key[c].missing, np.nan, key[c].values.astype(np.float64))
+        for name, c in zip(spec.embedded, spec.ordered)
+    }
+    return frame.assign(**extra)
+
+
+def group_native_part(
+    values: npt.NDArray[np.float64],
+    k: int,
+    method: str,
+    *,
+    layout: Layout,
+    scale: npt.NDArray[np.float64],
+    label_offset: int = 0,
+    **options: Any,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Group one part of a native mixed key (``values``: the :class:`Layout`'s numeric
+    columns, then the nominal codes, NaN where missing) with the core's native key in the
+    whole file's units ``scale`` (as ``microagg.anonymize`` groups a part of the same
+    ``max_part`` run), with :func:`microagg._dask.part.group_part`'s other ``options``
+    (weights, missing, n_jobs, method parameters); returns ``(labels + label_offset,
+    released)``, the codes unchanged."""
+    d = layout.numeric
+    key = [KeyColumn(j, NUMERIC, values[:, j]) for j in range(d)]
+    codes = np.where(np.isnan(values[:, d:]), -1, values[:, d:]).astype(np.int64)
+    key += [KeyColumn(d + j, NOMINAL, codes[:, j]) for j in range(codes.shape[1])]
+    nominal_weights = {d + j: w for j, w in enumerate(layout.weights)}
+    numbers, res = group_natively(key, k, method, nominal_weights, scale=scale[:d], **options)
+    released = np.column_stack([numbers[j] for j in range(d)] + [values[:, d:]])
+    return res.labels + np.int64(label_offset), released
+
+
 def fallbacks(ddf: Any, spec: MixedSpec, by: list[Any], weights: Any) -> dict[Any, tuple[dict[Any, int], int]]:
     """Per categorical column, the level each stratum releases for a group that observed
     none (stratum key -> level code) and the file's."""
@@ -180,20 +255,23 @@ def release_partition(
     w = None if weights is None else frame[weights].to_numpy(dtype=np.float64)
     key = key_columns(frame, spec)
     out = frame.drop(columns=[*spec.embedded, *(spec.originals if medoid else []), _GROUP])
-    embedded = frame[spec.embedded].to_numpy(dtype=np.float64, na_value=np.nan) * spec.scale
+    if spec.native:
+        numbers = {c: frame[z].to_numpy(dtype=np.float64, na_value=np.nan) for z, c in zip(spec.embedded, spec.ordered)}
+    else:
+        embedded = frame[spec.embedded].to_numpy(dtype=np.float64, na_value=np.nan) * spec.scale
+        start = np.cumsum([0] + [len(spec.levels[c]) if spec.kinds[c] == NOMINAL else 1 for c in spec.names])
+        numbers = {c: embedded[:, at] for c, at in zip(spec.names, start[:-1].tolist())}
     categorical = [c for c in key if c.kind != NUMERIC]
     chosen_row = None
     if medoid and categorical and n_groups:
         complete = ~np.any([c.missing for c in categorical], axis=0)
         z = frame[spec.originals].to_numpy(dtype=np.float64, na_value=np.nan)
         chosen_row = medoid_rows(z, labels, n_groups, w, complete)
-    start = 0
     first = np.empty(n_groups, dtype=np.int64)
     first[labels[::-1]] = np.arange(labels.shape[0])[::-1]
     for c in key:
-        width = len(spec.levels[c.name]) if c.kind == NOMINAL else 1
         if c.kind == NUMERIC:
-            out[c.name] = embedded[:, start]
+            out[c.name] = numbers[c.name]
         else:
             level = c.values[chosen_row][labels] if chosen_row is not None else np.full(labels.shape[0], -1, dtype=np.int64)
             todo = level < 0
@@ -210,7 +288,6 @@ def release_partition(
             if missing == "keep":
                 values = np.where(c.missing, frame[c.name].to_numpy(dtype=object), values)
             out[c.name] = pd.Series(values, index=frame.index).astype(frame[c.name].dtype)
-        start += width
     if group_column is not None:
         out[group_column] = frame[_GROUP].to_numpy()
     return out
@@ -249,12 +326,17 @@ def anonymize_mixed(
     }
     spec = measure(ddf, MixedSpec(names, kinds, levels, check_attribute_weights(attribute_weights, names)))
     medoid = categorical_release == "medoid"
-    added = spec.embedded + (spec.originals if medoid else [])
-    embedded = ddf.map_partitions(with_embedding, spec, medoid, meta=meta.assign(**{z: np.zeros(0) for z in added}))
-    # Whole groups in each output partition (the categories are released per partition),
-    # so the rows come grouped by part, not in input order.
-    grouped = engine(embedded, k, spec.embedded, method, by=by, weights=weights, missing=missing,
-                     standardize=False, group_column=_GROUP, keep_order=False, **options)
+    shape = [KeyColumn(c, kinds[c], np.empty(0)) for c in names]
+    if takes_natively(shape, method, microaggregate, categorical_release, options):
+        spec = dataclasses.replace(spec, native=True)
+        grouped = _grouped_natively(ddf, spec, k, method, by, weights, missing, **options)
+    else:
+        added = spec.embedded + (spec.originals if medoid else [])
+        embedded = ddf.map_partitions(with_embedding, spec, medoid, meta=meta.assign(**{z: np.zeros(0) for z in added}))
+        # Whole groups in each output partition (the categories are released per partition),
+        # so the rows come grouped by part, not in input order.
+        grouped = engine(embedded, k, spec.embedded, method, by=by, weights=weights, missing=missing,
+                         standardize=False, group_column=_GROUP, keep_order=False, **options)
     fallback = fallbacks(ddf, spec, by, weights) if missing != "error" else None
     out_meta = meta.astype({c: np.float64 for c in names if kinds[c] == NUMERIC})
     if group_column is not None:
@@ -262,3 +344,24 @@ def anonymize_mixed(
     return grouped.map_partitions(
         release_partition, spec, by, weights, medoid, missing, fallback, group_column, meta=out_meta
     )
+
+
+def _grouped_natively(
+    ddf: Any, spec: MixedSpec, k: int, method: str, by: list[Any], weights: Any, missing: str, *,
+    max_part: int, small_strata: str, relabel: bool = True, aggregation: str = "mean", n_jobs: int = 1,
+    **method_params: Any,
+) -> Any:
+    """The records of ``ddf`` grouped on the native key, a column per attribute
+    (:func:`with_native_key`), cut through the levels of the nominal columns and grouped
+    part by part (:func:`group_native_part`), each group's id in column ``_GROUP``, rows
+    grouped by part."""
+    names = spec.embedded
+    keyed = ddf.map_partitions(with_native_key, spec, meta=ddf._meta.assign(**{z: np.zeros(0) for z in names}))
+    layout = spec.layout
+    cuts = Spec(names, by, k, max_part, True, missing != "error", small_strata == "merge", relabel, layout, spec.native_scale)
+    release = dict(
+        k=k, method=method, columns=names, by=by if relabel else [], weights=weights, aggregation=aggregation,
+        missing=missing, n_jobs=n_jobs, group_column=_GROUP, method_params=method_params,
+        group=functools.partial(group_native_part, layout=layout),
+    )
+    return partitioned(keyed, cuts, release, keep_order=False, summary=False)

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .blocks import Block, active_rows, part_sums
 from .keys import Float, Int, Keys, UInt, key_less, order_bits, pack_keys
-from .tree import Spec, descend, standardized, stratum_codes
+from .tree import Spec, attribute_values, descend, standardized, stratum_codes
 
 FAN_IN = 8
 """Partial sums added per task when a pass's results are summed on the cluster."""
@@ -166,8 +166,8 @@ nodes' observed counts and sums and (:func:`_pull_start`) the bracketed records.
 def _start(frame: pd.DataFrame, before: Optional[Level], state: State, args: tuple[Int, int], index: int) -> Level:
     ids, z = state.records(frame, index)
     start = stratum_codes(frame, state.spec.by, state.strata) if before is None else before[0].astype(np.int64)
-    node = descend(start, ids, z, state.tree)
-    return _compact(node), part_sums(Block(ids, z, node), *args, index=index)
+    node = descend(start, ids, z, state.tree, state.spec.layout)
+    return _compact(node), part_sums(Block(ids, z, node, state.spec.layout), *args, index=index)
 
 
 def _compact(node: Int) -> npt.NDArray[np.signedinteger[Any]]:
@@ -193,20 +193,22 @@ def _pull_start(frame: pd.DataFrame, before: Level, state: State, args: tuple[An
     number of slots."""
     slot_of, attr, bracket, children, next_slot_of, n_next = args
     ids, z = state.records(frame, index)
-    node = descend(before[0].astype(np.int64), ids, z, state.tree)
-    rows, slot = active_rows(Block(ids, z, node), slot_of)
-    bits, rid = order_bits(z[rows, attr[slot]]), ids[rows]
+    layout = state.spec.layout
+    node = descend(before[0].astype(np.int64), ids, z, state.tree, layout)
+    rows, slot = active_rows(Block(ids, z, node, layout), slot_of)
+    bits, rid = order_bits(attribute_values(z, rows, attr[slot], layout)), ids[rows]
     lo_bits, lo_id, hi_bits, hi_id = bracket
     left = key_less(bits, rid, lo_bits[slot], lo_id[slot])
     right = ~key_less(bits, rid, hi_bits[slot], hi_id[slot])
     inside = ~left & ~right
     node[rows[left]] = children[slot[left], 0]
     node[rows[right]] = children[slot[right], 1]
-    sums = part_sums(Block(ids, z, node), next_slot_of, n_next, index)
+    sums = part_sums(Block(ids, z, node, layout), next_slot_of, n_next, index)
     return _compact(node), sums, (pack_keys(slot[inside], bits[inside], rid[inside]), z[rows[inside]])
 
 
 def _on_block(frame: pd.DataFrame, level: Level, state: State, fn: Callable[..., Any], args: tuple[Any, ...], index: int) -> Any:
     ids, z = state.records(frame, index)
-    return fn(Block(ids, z, descend(level[0].astype(np.int64), ids, z, state.tree)), *args, index=index)
+    layout = state.spec.layout
+    return fn(Block(ids, z, descend(level[0].astype(np.int64), ids, z, state.tree, layout), layout), *args, index=index)
 

@@ -36,12 +36,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 import pandas as pd
 
-from .blocks import bracket_sample, bucket_counts, part_deviations, scan, squared_deviations
+from .blocks import bracket_sample, bucket_counts, level_sums, part_deviations, scan, squared_deviations
 from .keys import NAN_BITS, Bracket, Float, Int, Keys, key_less, order_bits, pack_keys, unpack_keys
 from .part import shared_scale
 from .passes import Passes, State, executor
 from .strata import combine, describe
-from .tree import Plan, Spec, Tree
+from .tree import Layout, Plan, Spec, Tree, attribute_values
 
 LOG = logging.getLogger("microagg.dask")
 """Reports each planning step (passes over the data, seconds) at INFO level."""
@@ -94,13 +94,18 @@ def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
         centre = sums / counts
         mean = centre if spec.standardize else np.zeros(len(spec.columns))
         scale = np.ones(len(spec.columns))
-        if spec.standardize:
+        if spec.scale is not None:
+            scale = spec.scale
+        elif spec.standardize:
             sd = np.sqrt(np.sum(passes.raw(squared_deviations, spec, mean), axis=0) / counts)
             scale = shared_scale(np.where((sd > 0) & np.isfinite(sd), sd, 1.0))
+        # A mixed key's codes stay codes; its strata merge on the numeric columns, as the core's.
+        d = len(spec.columns) if spec.layout is None else spec.layout.numeric
+        mean[d:] = 0.0
         strata: Optional[pd.DataFrame] = None
         if spec.by:
             # The core centres on the file's mean whether or not it standardizes.
-            strata, merges = combine(spec.by, spec.k, [s[4] for s in scans], spec.merge, centre, scale)
+            strata, merges = combine(spec.by, spec.k, [s[4] for s in scans], spec.merge, centre[:d], scale[:d])
             if merges:
                 LOG.info("small strata merged: %s", describe(spec.by, strata, merges))
                 if not spec.relabel:
@@ -118,7 +123,7 @@ def plan_cuts(source: FrameRef, spec: Spec) -> Plan:
         sums = passes.start_level(State(spec, offsets, mean, scale, codes, tree.arrays()), slot_of, len(active)) if active else []
         while active:
             cut = len(active)
-            sums, active, slot_of = _cut_level(passes, sums, tree, active, slot_of, spec.max_part)
+            sums, active, slot_of = _cut_level(passes, sums, tree, active, slot_of, spec.max_part, spec.layout)
             passes.set_state(State(spec, offsets, mean, scale, codes, tree.arrays()))
             level += 1
             LOG.info("cut level %d: %d parts cut in %d passes, %.1f s", level, cut, passes.count - count, time.perf_counter() - t0)
@@ -167,21 +172,29 @@ def _slots_of(active: list[int], n_nodes: int) -> Int:
     return slot_of
 
 
-def _cut_level(passes: Passes, sums: list[tuple[Float, Float]], tree: Tree, active: list[int], slot_of: Int, max_part: int) -> tuple[list[tuple[Float, Float]], list[int], Int]:
+def _cut_level(
+    passes: Passes, sums: list[tuple[Float, Float]], tree: Tree, active: list[int], slot_of: Int, max_part: int,
+    layout: Optional[Layout] = None,
+) -> tuple[list[tuple[Float, Float]], list[int], Int]:
     """Cuts every node in ``active`` (slot ``slot_of[v]``, observed counts and sums
     ``sums`` per partition) in two, appending the children to ``tree``; returns the next
-    level's sums, active nodes (the children of more than ``max_part`` records) and slots."""
+    level's sums, active nodes (the children of more than ``max_part`` records) and slots.
+    A mixed key's levels compete after its numeric columns, each scored from its counts."""
     run = passes.blocks
     count = np.sum([s[0] for s in sums], axis=0)
+    total = np.sum([s[1] for s in sums], axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.sum([s[1] for s in sums], axis=0) / count
+        means = total / count
+    d = count.shape[1] if layout is None else layout.numeric
     sizes = np.array([tree.size[v] for v in active], dtype=np.int64)
-    found = run(part_deviations, slot_of, means, _strides(sizes))
-    scores = np.where(count > 0, np.sum([f[0] for f in found], axis=0), 0.0)
+    found = run(part_deviations, slot_of, means[:, :d], _strides(sizes))
+    scores = np.where(count[:, :d] > 0, np.sum([f[0] for f in found], axis=0), 0.0)
+    if layout is not None:
+        scores = np.hstack([scores, _level_scores(count[:, d:], total[:, d:], layout)])
     best = np.maximum(scores.max(axis=1), 0.0)
     attr = np.argmax(scores >= (best * (1.0 - TIE))[:, None], axis=1).astype(np.int64)
     slot, ids, z = (np.concatenate(column) for column in zip(*(f[1] for f in found)))
-    sample = pack_keys(slot, order_bits(z[np.arange(len(slot)), attr[slot]]), ids)
+    sample = pack_keys(slot, order_bits(attribute_values(z, np.arange(len(slot)), attr[slot], layout)), ids)
     bracket, rank = _bracket(run, passes.summed, slot_of, attr, sizes // 2, sizes, sample)
     # The children are numbered as they are added below: slot s gets base + 2s and + 1.
     base, halves = len(tree.size), sizes // 2
@@ -207,10 +220,24 @@ def _cut_level(passes: Passes, sums: list[tuple[Float, Float]], tree: Tree, acti
     child = children[slot, np.where(key_less(bits, ids, cut_bits[slot], cut_id[slot]), 0, 1)]
     placed = next_slot_of[child]
     kept = placed >= 0
-    observed = ~np.isnan(z[kept])
-    np.add.at(next_count, placed[kept], observed.astype(np.float64))
-    np.add.at(next_sum, placed[kept], np.where(observed, z[kept], 0.0))
+    numeric = z[kept, :d]
+    observed = ~np.isnan(numeric)
+    np.add.at(next_count[:, :d], placed[kept], observed.astype(np.float64))
+    np.add.at(next_sum[:, :d], placed[kept], np.where(observed, numeric, 0.0))
+    if layout is not None:
+        held_count, held = level_sums(placed[kept], z[kept], len(following), layout)
+        next_count[:, d:] += held_count
+        next_sum[:, d:] += held
     return [(next_count, next_sum)], following, next_slot_of
+
+
+def _level_scores(count: Float, held: Float, layout: Layout) -> Float:
+    """Each level's spread in a node, as ``src/workflow/parts.rs`` scores it: its 0/1
+    column's sum of squared deviations (w²/2)(c − c²/m), c records holding it of the m that
+    observed its column."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        spread = layout.level_weight * (held - held * held / count)
+    return np.where(count > 0, spread, 0.0)
 
 
 def _bracket(run: Run, summed: Callable[..., Any], slot_of: Int, attr: Int, rank: Int, size: Int, first_sample: Keys) -> tuple[Bracket, Int]:

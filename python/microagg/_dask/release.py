@@ -72,7 +72,7 @@ def tag(frame: pd.DataFrame, plan: Plan, spec: Spec, number: int) -> pd.DataFram
         raise ValueError(f"partition {number} holds {len(frame)} records; repartition the DataFrame below {SLOT}")
     z = standardized(frame, spec.columns, plan.mean, plan.scale)
     tree = (plan.attr, plan.cut_bits, plan.cut_id, plan.left, plan.right)
-    leaf = descend(stratum_codes(frame, spec.by, plan.strata), ids, z, tree)
+    leaf = descend(stratum_codes(frame, spec.by, plan.strata), ids, z, tree, spec.layout)
     key = number * SLOT + np.arange(len(frame), dtype=np.int64)
     return frame.assign(**{ROW: ids, PART: plan.part[leaf], KEY: key})
 
@@ -86,7 +86,9 @@ def group_and_release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> 
     """Groups every part of one shuffled partition and releases its records; rows come out
     in row-id order, with their index in column :data:`INDEX` and their :data:`KEY`.
     Group ids start at each part's ``plan.label_offsets``; also returns ``(part, number of
-    groups)`` of each part here, and the partition's share of the information loss."""
+    groups)`` of each part here, and the partition's share of the information loss. Each part
+    is grouped by ``opts["group"]`` (:func:`group_part`'s signature; default
+    :func:`group_part`)."""
     frame = frame.iloc[np.argsort(frame[ROW].to_numpy(), kind="stable")]
     parts = frame[PART].to_numpy()
     values = frame[opts["columns"]].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -97,7 +99,7 @@ def group_and_release(frame: pd.DataFrame, plan: Plan, opts: dict[str, Any]) -> 
     counts = []
     for part in np.unique(parts):
         rows = np.flatnonzero(parts == part)
-        labels[rows], released[rows] = group_part(
+        labels[rows], released[rows] = opts.get("group", group_part)(
             values[rows], opts["k"], opts["method"], scale=plan.scale,
             label_offset=int(offsets[part]), weights=None if w is None else w[rows],
             aggregation=opts["aggregation"], missing=opts["missing"], n_jobs=opts["n_jobs"],

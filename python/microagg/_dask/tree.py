@@ -28,6 +28,58 @@ class Spec:
     """``small_strata="merge"``: undersized strata are merged, not an error."""
     relabel: bool = True
     """Merged strata are released under the label of the stratum they joined."""
+    layout: Optional["Layout"] = None
+    """A mixed key: the last ``len(layout.levels)`` columns are nominal codes (cut through
+    their levels); None for a numeric key."""
+    scale: Optional[Float] = None
+    """The divisor of every column, given (a mixed key's whole-file sd / weight, 1 for the
+    codes) rather than measured."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The attributes a mixed key is cut on (docs/scaling.md, "Mixed keys"): attributes
+    ``0..numeric-1`` are the numeric (and ordinal) columns, then come the levels of each
+    nominal column in turn, as in the key's one-hot embedding. A record's standardized values
+    hold the numeric columns then each nominal column's code (NaN where missing), so a
+    level's 0/1 value is computed from the code, never stored."""
+
+    numeric: int
+    levels: tuple[int, ...]
+    """Number of levels of each nominal column."""
+    weights: tuple[float, ...]
+    """Weight w of each nominal column: a level's spread is (w²/2)(c − c²/m)."""
+
+    @property
+    def width(self) -> int:
+        """Number of attributes (numeric columns plus every level)."""
+        return self.numeric + sum(self.levels)
+
+    @property
+    def source(self) -> Int:
+        """For each attribute, the column of the standardized values it is read from."""
+        return np.concatenate([np.arange(self.numeric), np.repeat(self.numeric + np.arange(len(self.levels)), self.levels)]).astype(np.int64)
+
+    @property
+    def level(self) -> Int:
+        """For each attribute, its level (-1 for a numeric column)."""
+        return np.concatenate([np.full(self.numeric, -1)] + [np.arange(n) for n in self.levels]).astype(np.int64)
+
+    @property
+    def level_weight(self) -> Float:
+        """For each level attribute, w²/2 of its column."""
+        return np.repeat(np.square(np.asarray(self.weights, dtype=np.float64)) / 2.0, self.levels)
+
+
+def attribute_values(z: Float, rows: Int, attr: Int, layout: Optional[Layout]) -> Float:
+    """Each row's value of its attribute ``attr`` (one per row): a numeric column's
+    standardized value, or a level's 0/1 (NaN where the code is missing)."""
+    if layout is None or not layout.levels:
+        return z[rows, attr]
+    v = z[rows, layout.source[attr]]
+    level = layout.level[attr]
+    held = np.where(np.isnan(v), np.nan, (v == level).astype(np.float64))
+    return np.where(level < 0, v, held)
 
 
 @dataclass
@@ -89,14 +141,15 @@ class Tree:
         )
 
 
-def descend(node: Int, ids: Int, z: Float, tree: tuple[Int, UInt, Int, Int, Int]) -> Int:
-    """Each record's leaf, starting from ``node``: one vectorized step per tree level."""
+def descend(node: Int, ids: Int, z: Float, tree: tuple[Int, UInt, Int, Int, Int], layout: Optional[Layout] = None) -> Int:
+    """Each record's leaf, starting from ``node``: one vectorized step per tree level (a
+    level node of a mixed key tests the record's code, :func:`attribute_values`)."""
     attr, cut_bits, cut_id, left, right = tree
     node = node.copy()
     rows = np.flatnonzero(attr[node] >= 0)
     while len(rows):
         at = node[rows]
-        bits = order_bits(z[rows, attr[at]])
+        bits = order_bits(attribute_values(z, rows, attr[at], layout))
         below = (bits < cut_bits[at]) | ((bits == cut_bits[at]) & (ids[rows] < cut_id[at]))
         node[rows] = np.where(below, left[at], right[at])
         rows = rows[attr[node[rows]] >= 0]

@@ -78,6 +78,7 @@ def group_natively(
     method: str,
     attribute_weights: Mapping[Any, float],
     group: Any = microaggregate,
+    scale: Optional[npt.NDArray[np.float64]] = None,
     **options: Any,
 ) -> tuple[dict[Any, npt.NDArray[np.float64]], MicroaggregationResult]:
     """Group ``key`` with the core's native mixed key (each column weighted by
@@ -85,12 +86,15 @@ def group_natively(
     :func:`t_close_microaggregate` bound to its confidential attributes) and its other
     ``options``. Returns the numeric columns' released values (ordinal ones release a level,
     like nominal ones, every cell its group's value: ``missing="keep"`` is the release's to
-    apply) and the result, with SSE and SST on the embedding."""
+    apply) and the result, with SSE and SST on the embedding. ``scale`` divides the numeric
+    and ordinal columns (default: their sd / weight over ``key``; the Dask engine gives the
+    whole file's to each part)."""
     numeric = [c for c in key if c.kind != NOMINAL]
     nominal = [c for c in key if c.kind == NOMINAL]
     matrix = np.column_stack([np.where(c.missing, np.nan, c.values.astype(np.float64)) for c in numeric])
-    sd = np.nanstd(matrix, axis=0)
-    scale = np.where(sd > 0, sd, 1.0) / np.array([attribute_weights.get(c.name, 1.0) for c in numeric])
+    if scale is None:
+        sd = np.nanstd(matrix, axis=0)
+        scale = np.where(sd > 0, sd, 1.0) / np.array([attribute_weights.get(c.name, 1.0) for c in numeric])
     weights = np.array([attribute_weights.get(c.name, 1.0) for c in nominal])
     codes = np.column_stack([c.values.astype(np.int64) for c in nominal])
     t_close = _is_t_close(group)
