@@ -147,3 +147,35 @@ def test_dask_native_partitions_hold_a_column_per_attribute_not_per_level(monkey
     assert seen and set(seen) == {4}  # one column per key attribute, never 300 for the region
     assert list(out.columns) == list(df.columns)
     assert ma.is_k_anonymous(out, 3, columns=["age", "income", "region", "sex"])
+
+
+def test_dask_native_merges_small_strata_as_the_local_run() -> None:
+    import dask
+
+    df = zipf_frame(1500, 120, seed=7)
+    df.loc[df.index[:2], "stratum"] = "tiny"
+    key = ["age", "income", "region", "sex"]
+    options = dict(columns=key, by="stratum", small_strata="merge", max_part=100)
+    local = ma.anonymize(df, 3, **options)
+    with dask.config.set({"scheduler": "synchronous", "dataframe.shuffle.method": "tasks"}):
+        out = mdask.anonymize(dd.from_pandas(df, npartitions=3), 3, **options).compute().loc[df.index]
+    np.testing.assert_allclose(out[["age", "income"]].to_numpy(), local[["age", "income"]].to_numpy(), rtol=1e-9)
+    for c in ["region", "sex", "stratum"]:
+        assert (out[c].to_numpy() == local[c].to_numpy()).all(), c
+    assert (out["stratum"] != "tiny").all()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_dask_native_release_equals_the_local_one_on_tie_heavy_data(seed: int) -> None:
+    # Whole-number columns of few values: distances tie, so both engines must group every
+    # part in bit-identical units (the sd cut as for max_part, docs/scaling.md).
+    import dask
+
+    df = zipf_frame(2000, 50, seed=seed)
+    df["income"] = np.random.default_rng(seed).integers(1, 6, len(df)).astype(float)
+    key = ["age", "income", "region", "sex"]
+    local = ma.anonymize(df, 3, columns=key, max_part=150)
+    with dask.config.set({"scheduler": "synchronous", "dataframe.shuffle.method": "tasks"}):
+        out = mdask.anonymize(dd.from_pandas(df, npartitions=3), 3, columns=key, max_part=150).compute().loc[df.index]
+    for c in key:
+        assert (out[c].to_numpy() == local[c].to_numpy()).all(), c

@@ -40,6 +40,7 @@ from .._mixed.types import (
     ordinal_column,
     sorted_levels,
 )
+from .._scale import shared_scale
 from .run import partitioned
 from .tree import Layout, Spec
 
@@ -57,6 +58,8 @@ class MixedSpec:
     levels: dict[Any, tuple[Any, ...]]
     weights: dict[Any, float]
     scale: Optional[npt.NDArray[np.float64]] = None
+    spread: Optional[dict[Any, float]] = None
+    """Once measured, the whole file's sd of each numeric column and ordinal rank (1 where 0)."""
     native: bool = False
     """The key goes to the core natively: one column per attribute, no embedding."""
 
@@ -84,11 +87,13 @@ class MixedSpec:
     @property
     def native_scale(self) -> npt.NDArray[np.float64]:
         """The divisor of each :attr:`ordered` column: sd / weight of a numeric or ordinal
-        one (the embedding's), 1 for a nominal one's codes."""
-        assert self.scale is not None
-        start = np.cumsum([0] + [len(self.levels[c]) if self.kinds[c] == NOMINAL else 1 for c in self.names])
-        at = dict(zip(self.names, start[:-1].tolist()))
-        return np.asarray([self.scale[at[c]] if self.kinds[c] != NOMINAL else 1.0 for c in self.ordered])
+        one, the sd cut by :func:`microagg._scale.shared_scale` as ``microagg.anonymize``
+        cuts it with ``max_part``; 1 for a nominal one's codes."""
+        assert self.spread is not None
+        graded = [c for c in self.ordered if self.kinds[c] != NOMINAL]
+        sd = shared_scale(np.asarray([self.spread[c] for c in graded], dtype=np.float64))
+        divisor = sd / np.asarray([self.weights.get(c, 1.0) for c in graded])
+        return np.concatenate([divisor, np.ones(len(self.ordered) - len(graded))])
 
     @property
     def originals(self) -> list[str]:
@@ -132,14 +137,14 @@ def measure(ddf: Any, spec: MixedSpec) -> MixedSpec:
         check_not_identifier(c, u.to_numpy(), int(n))
         levels[c] = tuple(sorted_levels(np.asarray(list(u.index), dtype=object)).tolist())
     scale = []
+    spread = {c: float(sd[c]) if float(sd[c]) > 0 else 1.0 for c in graded}
     for c in spec.names:
         w = spec.weights.get(c, 1.0)
         if spec.kinds[c] == NOMINAL:
             scale += [np.sqrt(2.0) / w] * len(levels[c])
         else:
-            s = float(sd[c])
-            scale.append((s if s > 0 else 1.0) / w)
-    return dataclasses.replace(spec, levels=levels, scale=np.asarray(scale))
+            scale.append(spread[c] / w)
+    return dataclasses.replace(spec, levels=levels, scale=np.asarray(scale), spread=spread)
 
 
 def _graded_values(frame: pd.DataFrame, spec: MixedSpec, graded: list[Any]) -> pd.DataFrame:

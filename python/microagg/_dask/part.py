@@ -34,15 +34,6 @@ def workflow_options(*, weights: bool, aggregation: str, missing: str) -> dict[s
     return options
 
 
-def shared_scale(sd: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Per-attribute standard deviations with their last 21 mantissa bits cleared, as the
-    core's ``workflow::parts::shared_scale`` does for a ``max_part`` run: engines that sum the
-    file in different orders then agree on the scale, bit for bit, so they group every part
-    alike even on tie-heavy data."""
-    bits = np.ascontiguousarray(sd, dtype=np.float64).view(np.uint64)
-    return (bits & ~np.uint64((1 << 21) - 1)).view(np.float64)
-
-
 def group_part(
     values: npt.NDArray[np.float64],
     k: int,
@@ -61,7 +52,7 @@ def group_part(
     ``values`` (m × d, the caller's units, rows in increasing row-id order) are grouped as
     the local pipeline groups a part of a ``max_part`` run: by the Rust core, in the units
     of the whole file's per-attribute ``scale`` (``standardize=scale``; pass it through
-    :func:`shared_scale` as the local pipeline does), and every record is
+    :func:`microagg._scale.shared_scale` as the local pipeline does), and every record is
     released as its group's aggregate of the original values (observed values, weights and
     ``missing`` honoured). Given the same part and scale, this is the local run's grouping
     and release bit for bit. ``labels`` are ``label_offset`` plus the part's own group

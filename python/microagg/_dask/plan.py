@@ -38,7 +38,7 @@ import pandas as pd
 
 from .blocks import bracket_sample, bucket_counts, level_sums, part_deviations, scan, squared_deviations
 from .keys import NAN_BITS, Bracket, Float, Int, Keys, key_less, order_bits, pack_keys, unpack_keys
-from .part import shared_scale
+from .._scale import shared_scale
 from .passes import Passes, State, executor
 from .strata import combine, describe
 from .tree import Layout, Plan, Spec, Tree, attribute_values

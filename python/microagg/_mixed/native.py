@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from .. import _core
 from .._api import MicroaggregationResult, microaggregate, prepare_run, released_result
+from .._scale import shared_scale
 from .._tcloseness import t_close_microaggregate, t_close_prepared
 from .release import level_totals
 from .types import NOMINAL, NUMERIC, KeyColumn
@@ -87,14 +88,18 @@ def group_natively(
     ``options``. Returns the numeric columns' released values (ordinal ones release a level,
     like nominal ones, every cell its group's value: ``missing="keep"`` is the release's to
     apply) and the result, with SSE and SST on the embedding. ``scale`` divides the numeric
-    and ordinal columns (default: their sd / weight over ``key``; the Dask engine gives the
-    whole file's to each part)."""
+    and ordinal columns (default: their sd / weight over ``key``, the sd cut by
+    :func:`microagg._scale.shared_scale` with ``max_part`` so that the Dask engine, which
+    gives each part the whole file's, groups alike)."""
     numeric = [c for c in key if c.kind != NOMINAL]
     nominal = [c for c in key if c.kind == NOMINAL]
     matrix = np.column_stack([np.where(c.missing, np.nan, c.values.astype(np.float64)) for c in numeric])
     if scale is None:
         sd = np.nanstd(matrix, axis=0)
-        scale = np.where(sd > 0, sd, 1.0) / np.array([attribute_weights.get(c.name, 1.0) for c in numeric])
+        sd = np.where(sd > 0, sd, 1.0)
+        if options.get("max_part") is not None:  # as the core's partitioned runs (and the Dask engine)
+            sd = shared_scale(sd)
+        scale = sd / np.array([attribute_weights.get(c.name, 1.0) for c in numeric])
     weights = np.array([attribute_weights.get(c.name, 1.0) for c in nominal])
     codes = np.column_stack([c.values.astype(np.int64) for c in nominal])
     t_close = _is_t_close(group)
