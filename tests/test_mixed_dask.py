@@ -179,3 +179,14 @@ def test_dask_native_release_equals_the_local_one_on_tie_heavy_data(seed: int) -
         out = mdask.anonymize(dd.from_pandas(df, npartitions=3), 3, columns=key, max_part=150).compute().loc[df.index]
     for c in key:
         assert (out[c].to_numpy() == local[c].to_numpy()).all(), c
+
+
+def test_dask_native_missing_cells_are_named_by_their_column() -> None:
+    import dask
+
+    df = zipf_frame(300, 20, seed=1)
+    df.loc[df.index[:5], "region"] = None
+    with dask.config.set({"scheduler": "synchronous", "dataframe.shuffle.method": "tasks"}):
+        with pytest.raises(ValueError, match=r"column\(s\) region contain missing values"):
+            mdask.anonymize(dd.from_pandas(df, npartitions=3), 3, columns=["age", "income", "region", "sex"],
+                            max_part=100).compute()

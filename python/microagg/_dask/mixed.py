@@ -363,7 +363,10 @@ def _grouped_natively(
     names = spec.embedded
     keyed = ddf.map_partitions(with_native_key, spec, meta=ddf._meta.assign(**{z: np.zeros(0) for z in names}))
     layout = spec.layout
-    cuts = Spec(names, by, k, max_part, True, missing != "error", small_strata == "merge", relabel, layout, spec.native_scale)
+    cuts = Spec(
+        names, by, k, max_part, True, missing != "error", small_strata == "merge", relabel, layout, spec.native_scale,
+        spec.ordered,
+    )
     release = dict(
         k=k, method=method, columns=names, by=by if relabel else [], weights=weights, aggregation=aggregation,
         missing=missing, n_jobs=n_jobs, group_column=_GROUP, method_params=method_params,

@@ -153,11 +153,12 @@ def _check_values(spec: Spec, n: int, counts: Int, infinite: bool) -> None:
         raise ValueError(f"k={spec.k} is larger than the number of records ({n})")
     if infinite:
         raise ValueError("the chosen columns contain infinity")
+    names = spec.columns if spec.labels is None else spec.labels
     if not spec.allow_missing and (counts < n).any():
-        bad = [str(c) for c, m in zip(spec.columns, counts) if m < n]
+        bad = [str(c) for c, m in zip(names, counts) if m < n]
         raise ValueError(f"column(s) {', '.join(bad)} contain missing values (NaN); pass missing='fill' or 'keep'")
     if (counts == 0).any():
-        bad = [str(c) for c, m in zip(spec.columns, counts) if m == 0]
+        bad = [str(c) for c, m in zip(names, counts) if m == 0]
         raise ValueError(f"column(s) {', '.join(bad)} have no observed value")
 
 

@@ -34,6 +34,8 @@ class Spec:
     scale: Optional[Float] = None
     """The divisor of every column, given (a mixed key's whole-file sd / weight, 1 for the
     codes) rather than measured."""
+    labels: Optional[list[Any]] = None
+    """How error messages name the columns (a mixed key's own names), if not ``columns``."""
 
 
 @dataclass(frozen=True)
