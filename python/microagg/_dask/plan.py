@@ -7,7 +7,10 @@ only); a part of m > ``max_part`` records is cut on the attribute whose standard
 have the largest sum of squared deviations (two passes, mean then deviations; scores within
 a relative 1e-9 of the best are ties, won by the lowest attribute), at position ⌊m/2⌋ of the
 order (value, row id), missing values after every observed one. Row ids are positions in
-the frame. Strata (``by``) are the roots of the tree and are cut independently.
+the frame. Strata (``by``) are the roots of the tree and are cut independently. A mixed key
+(:class:`microagg._dask.tree.Layout`) competes through its numeric columns and then every
+level of its nominal columns, a level scored (w²/2)(c − c²/m) from the level counts summed
+per part and cut on its 0/1 value (records without it first), as ``cut_mixed_into_parts``.
 
 Every step is a pass over the data (each task reads one input partition again, so a worker
 holds one partition at a time; only each record's current node, 2 bytes, is kept between
@@ -36,9 +39,9 @@ from typing import Any, Callable, Optional
 import numpy as np
 import pandas as pd
 
+from .._scale import shared_scale
 from .blocks import bracket_sample, bucket_counts, level_sums, part_deviations, scan, squared_deviations
 from .keys import NAN_BITS, Bracket, Float, Int, Keys, key_less, order_bits, pack_keys, unpack_keys
-from .._scale import shared_scale
 from .passes import Passes, State, executor
 from .strata import combine, describe
 from .tree import Layout, Plan, Spec, Tree, attribute_values
