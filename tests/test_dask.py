@@ -29,7 +29,8 @@ import microagg._dask.plan as plan_module  # noqa: E402
 import microagg._dask.release as release_module  # noqa: E402
 from microagg._dask.tree import Spec  # noqa: E402
 import microagg.dask as mdask  # noqa: E402
-from microagg._dask.part import group_part, shared_scale  # noqa: E402
+from microagg._dask.part import group_part  # noqa: E402
+from microagg._scale import shared_scale  # noqa: E402
 from conftest import reference_parts  # noqa: E402
 
 QI = ["a", "b", "c"]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import microagg as ma
-from microagg._dask.part import shared_scale
+from microagg._scale import shared_scale
 from microagg.cli import main
 
 from conftest import reference_parts
