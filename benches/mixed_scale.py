@@ -48,6 +48,9 @@ NOTES = [
     "before, so are the partitions. Not used on the mixed key yet: the numeric key's int8 "
     "compact copy and its next-round speculation (the mixed key still makes three passes a "
     "round: P's group with Q, Q's group, the pruned search).",
+    "",
+    "The Dask engine's mixed path (natively, and on the embedding as before): "
+    "bench-results/dask_mixed.md (benches/dask_mixed.py).",
 ]
 
 
